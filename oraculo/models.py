@@ -1,1 +1,129 @@
-"""Questions and answers; filled by the Oráculo issue."""
+"""Oráculo's data: the widget keys that may ask, every real question asked, and the A/B evaluation runs."""
+from __future__ import annotations
+
+import secrets
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import models
+
+
+def new_public_key() -> str:
+    return "wk_" + secrets.token_urlsafe(18)
+
+
+class WidgetKey(models.Model):
+    """A public key for one site's help widget, scoped to one app, with its allowed origins and rate limit."""
+
+    name = models.CharField(max_length=200)
+    key = models.CharField(max_length=64, unique=True, default=new_public_key, editable=False)
+    app = models.CharField(max_length=100, default="default")
+    allowed_origins = models.JSONField(
+        default=list, blank=True,
+        help_text='Origins allowed to use this key, e.g. ["https://help.example.com"]. Empty: no browser origin.',
+    )
+    rate_limit = models.CharField(max_length=20, default="60/min", help_text="Requests per key: N/sec|min|hour|day.")
+    is_active = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.app})"
+
+    def clean(self) -> None:
+        if not isinstance(self.allowed_origins, list) or not all(isinstance(o, str) for o in self.allowed_origins):
+            raise ValidationError({"allowed_origins": "A list of origins such as https://example.com."})
+        num, _, period = self.rate_limit.partition("/")
+        if not num.isdigit() or period not in {"s", "sec", "m", "min", "h", "hour", "d", "day"}:
+            raise ValidationError({"rate_limit": "Write it as N/sec, N/min, N/hour or N/day."})
+
+    def allows_origin(self, origin: str) -> bool:
+        return origin.rstrip("/") in {o.rstrip("/") for o in self.allowed_origins}
+
+
+class AnswerMode(models.TextChoices):
+    LLM = "llm", "LLM"
+    EXTRACTIVE = "extractive", "Extractive"
+
+
+class OraculoQuery(models.Model):
+    """One real question asked through the API, with everything needed to replay and judge it."""
+
+    question = models.TextField()
+    app = models.CharField(max_length=100, blank=True, db_index=True)
+    source_type = models.CharField(max_length=50, blank=True)
+    answer = models.TextField(blank=True)
+    answer_mode = models.CharField(max_length=20, choices=AnswerMode.choices, default=AnswerMode.EXTRACTIVE)
+    chunk_ids = models.JSONField(default=list, blank=True)
+    chunk_scores = models.JSONField(default=list, blank=True)
+    trimmed = models.BooleanField(default=False)
+    trim_params = models.JSONField(default=dict, blank=True)
+    tokens_before = models.PositiveIntegerField(default=0)
+    tokens_in_context = models.PositiveIntegerField(default=0)
+    latency_ms = models.JSONField(default=dict, blank=True, help_text="Per stage: embedding, search, trim, llm, total.")
+    llm_model = models.CharField(max_length=200, blank=True)
+    llm_error = models.TextField(blank=True)
+    widget_key = models.ForeignKey(WidgetKey, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="queries")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                             related_name="oraculo_queries")
+    page_url = models.URLField(max_length=2000, blank=True)
+    helpful = models.BooleanField(null=True, blank=True)
+    feedback_comment = models.TextField(blank=True)
+    feedback_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        db_table = "oraculo_queries"
+        ordering = ["-created_at"]
+        verbose_name = "query"
+        verbose_name_plural = "queries"
+
+    def __str__(self) -> str:
+        return self.question[:80]
+
+
+class EvalRun(models.Model):
+    """One A/B evaluation (or calibration sweep) of retrieval with and without trimming."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        DONE = "done"
+        FAILED = "failed"
+
+    params = models.JSONField(default=dict)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED, db_index=True)
+    progress = models.PositiveIntegerField(default=0, help_text="Questions evaluated so far.")
+    total = models.PositiveIntegerField(default=0)
+    summary = models.JSONField(default=dict, blank=True)
+    sweep = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name = "evaluation run"
+
+    def __str__(self) -> str:
+        return f"Evaluation #{self.pk} ({self.status})"
+
+
+class EvalResult(models.Model):
+    """One question's outcome in an evaluation run: the seed's per-question `variants` object."""
+
+    run = models.ForeignKey(EvalRun, on_delete=models.CASCADE, related_name="results")
+    position = models.PositiveIntegerField()
+    question = models.TextField()
+    expected_answer = models.TextField(blank=True)
+    variants = models.JSONField(default=dict)
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["run_id", "position"]
+        constraints = [models.UniqueConstraint(fields=["run", "position"], name="evalresult_unique_position")]
+
+    def __str__(self) -> str:
+        return self.question[:80]
