@@ -1,0 +1,363 @@
+"""Split Markdown documents into heading-scoped, overlapping chunks for indexing.
+
+Ported from the original TypeScript chunker (sections split by headings, then
+word windows of ``chunk_size`` words overlapping by ``chunk_overlap`` words),
+with these deliberate differences:
+
+* A chunk's text is a verbatim slice of the source: ``content[c.start:c.end]
+  == c.text``. Leading/trailing white space is trimmed by moving the offsets,
+  so code blocks, tables and lists keep their layout.
+* Headings, fences, tables, HTML and indented code blocks are found with the
+  CommonMark parser (markdown-it-py), so ``#`` lines inside code are not
+  headings. Only top-level headings (not those in lists or block quotes) start
+  sections.
+* Heading path entries are the heading's source line, stripped (``"## Install"``).
+  Setext headings are rendered as ``"# Text"`` / ``"## Text"`` so that paths
+  look the same whichever heading syntax the author used.
+* A chunk boundary never falls inside a fenced or indented code block, an HTML
+  block or a table, unless that block alone exceeds ``chunk_size`` words; then
+  it is split at line boundaries (and a single over-long line at words).
+  Overlap is made of whole blocks, so it may be smaller than ``chunk_overlap``
+  when the tail block is bigger than the overlap or the next block needs room.
+* YAML front matter supplies the title and is never indexed. Offsets always
+  refer to the full string passed in (BOM and front matter included).
+* ``\\r\\n``, lone ``\\r`` line endings and a leading BOM are handled.
+* Like the seed, a document made only of headings becomes one chunk with the
+  whole body and an empty heading path.
+
+The module is pure Python (no Django): the caller reads settings such as the
+seed's CHUNK_SIZE / CHUNK_OVERLAP environment variables and passes them in.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import PurePath
+from typing import Any, NamedTuple
+
+import yaml
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
+__all__ = [
+    "DEFAULT_CHUNK_OVERLAP",
+    "DEFAULT_CHUNK_SIZE",
+    "Chunk",
+    "ParsedMarkdown",
+    "chunk_markdown",
+    "content_hash",
+    "document_title",
+    "parse_front_matter",
+]
+
+DEFAULT_CHUNK_SIZE = 500
+DEFAULT_CHUNK_OVERLAP = 50
+
+_BOM = "\ufeff"
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_WORD = re.compile(r"\S+")
+_ATOMIC_TOKENS = frozenset({"fence", "code_block", "html_block", "table_open"})
+_MARKDOWN = MarkdownIt("commonmark").enable("table")
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A piece of a document; ``text == content[start:end]`` of the original."""
+
+    id: str
+    filename: str
+    title: str
+    heading_path: tuple[str, ...]
+    chunk_index: int
+    text: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class ParsedMarkdown:
+    """Front matter split from the body; ``body_start`` is an offset in the input."""
+
+    title: str | None
+    body_start: int
+    front_matter: dict[str, Any] = field(default_factory=dict)
+
+
+class _Piece(NamedTuple):
+    """An unbreakable run of source text: a word, a whole block, or a block line."""
+
+    start: int
+    end: int
+    words: int
+
+
+@dataclass(frozen=True)
+class _Section:
+    heading_path: tuple[str, ...]
+    first_line: int
+    end_line: int
+
+
+@dataclass(frozen=True)
+class _Document:
+    content: str
+    front: ParsedMarkdown
+    lines: list[tuple[int, int]]
+    tokens: list[Token]
+
+
+def content_hash(content: str) -> str:
+    """Short, stable fingerprint used to detect changed documents."""
+    return hashlib.sha256(content.encode("utf-8")).hexdigest()[:16]
+
+
+def parse_front_matter(content: str) -> ParsedMarkdown:
+    """Find a leading ``---`` YAML block; malformed YAML yields no title but never raises."""
+    return _split_front_matter(content, _line_spans(content, _bom_length(content)))
+
+
+def document_title(*, filename: str, content: str) -> str:
+    """Front matter title, else the first H1's text, else the filename stem."""
+    return _title(_analyse(content), filename)
+
+
+def chunk_markdown(
+    *,
+    filename: str,
+    content: str,
+    title: str | None = None,
+    chunk_size: int = DEFAULT_CHUNK_SIZE,
+    chunk_overlap: int = DEFAULT_CHUNK_OVERLAP,
+) -> list[Chunk]:
+    """Split ``content`` into chunks of at most ``chunk_size`` words per heading section.
+
+    An explicit non-blank ``title`` wins over the one derived by ``document_title``.
+    """
+    if chunk_size < 1:
+        raise ValueError(f"chunk_size must be at least 1, got {chunk_size}")
+    if not 0 <= chunk_overlap < chunk_size:
+        raise ValueError(
+            f"chunk_overlap must be >= 0 and smaller than chunk_size ({chunk_size}), "
+            f"got {chunk_overlap}"
+        )
+    doc = _analyse(content)
+    doc_title = title.strip() if title and title.strip() else _title(doc, filename)
+
+    blocks = _atomic_blocks(doc)
+    section_pieces = [(s, _pieces(doc, s, blocks, chunk_size)) for s in _sections(doc)]
+    section_pieces = [(s, p) for s, p in section_pieces if p]
+    if not section_pieces and doc.lines:
+        whole = _Section((), 0, len(doc.lines))
+        pieces = _pieces(doc, whole, {}, chunk_size)
+        section_pieces = [(whole, pieces)] if pieces else []
+
+    chunks: list[Chunk] = []
+    for section, pieces in section_pieces:
+        for start, end in _pack(pieces, chunk_size, chunk_overlap):
+            index = len(chunks)
+            chunks.append(
+                Chunk(
+                    id=f"{filename}#{index}",
+                    filename=filename,
+                    title=doc_title,
+                    heading_path=section.heading_path,
+                    chunk_index=index,
+                    text=content[start:end],
+                    start=start,
+                    end=end,
+                )
+            )
+    return chunks
+
+
+def _bom_length(content: str) -> int:
+    return 1 if content.startswith(_BOM) else 0
+
+
+def _line_spans(content: str, start: int) -> list[tuple[int, int]]:
+    """(start, end) of each line from ``start``, breaking exactly where markdown-it does."""
+    spans: list[tuple[int, int]] = []
+    line_start = start
+    for match in _LINE_BREAK.finditer(content, start):
+        spans.append((line_start, match.start()))
+        line_start = match.end()
+    spans.append((line_start, len(content)))
+    return spans
+
+
+def _split_front_matter(content: str, lines: list[tuple[int, int]]) -> ParsedMarkdown:
+    no_front_matter = ParsedMarkdown(title=None, body_start=lines[0][0], front_matter={})
+    first_start, first_end = lines[0]
+    if content[first_start:first_end].rstrip(" \t") != "---":
+        return no_front_matter
+    for index in range(1, len(lines)):
+        line_start, line_end = lines[index]
+        if content[line_start:line_end].rstrip(" \t") in ("---", "..."):
+            body_start = lines[index + 1][0] if index + 1 < len(lines) else len(content)
+            data = _load_yaml(content[lines[1][0] : line_start])
+            return ParsedMarkdown(
+                title=_front_matter_title(data), body_start=body_start, front_matter=data
+            )
+    return no_front_matter
+
+
+def _load_yaml(text: str) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(text)
+    except Exception:  # noqa: BLE001 - any YAML failure means "no usable front matter"
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _front_matter_title(data: dict[str, Any]) -> str | None:
+    value = data.get("title")
+    if isinstance(value, bool) or not isinstance(
+        value, (str, int, float, datetime.date)
+    ):
+        return None
+    text = " ".join(str(value).split())
+    return text or None
+
+
+def _analyse(content: str) -> _Document:
+    all_lines = _line_spans(content, _bom_length(content))
+    front = _split_front_matter(content, all_lines)
+    has_body = front.body_start < len(content)
+    body_lines = [span for span in all_lines if span[0] >= front.body_start] if has_body else []
+    tokens = _MARKDOWN.parse(content[front.body_start :]) if body_lines else []
+    return _Document(content=content, front=front, lines=body_lines, tokens=tokens)
+
+
+def _top_headings(doc: _Document) -> list[tuple[Token, Token]]:
+    return [
+        (token, doc.tokens[i + 1])
+        for i, token in enumerate(doc.tokens)
+        if token.type == "heading_open" and token.level == 0 and token.map
+    ]
+
+
+def _title(doc: _Document, filename: str) -> str:
+    if doc.front.title:
+        return doc.front.title
+    for heading, inline in _top_headings(doc):
+        text = " ".join(inline.content.split())
+        if heading.tag == "h1" and text:
+            return text
+    return PurePath(filename).stem or filename
+
+
+def _heading_label(doc: _Document, heading: Token, inline: Token) -> str:
+    level = int(heading.tag[1])
+    if heading.markup.startswith("#"):
+        line_start, line_end = doc.lines[heading.map[0]]  # type: ignore[index]
+        return doc.content[line_start:line_end].strip()
+    return "#" * level + " " + " ".join(inline.content.split())
+
+
+def _sections(doc: _Document) -> list[_Section]:
+    sections: list[_Section] = []
+    stack: list[tuple[int, str]] = []
+    path: tuple[str, ...] = ()
+    cursor = 0
+    for heading, inline in _top_headings(doc):
+        first, end = heading.map  # type: ignore[misc]
+        sections.append(_Section(path, cursor, first))
+        level = int(heading.tag[1])
+        while stack and stack[-1][0] >= level:
+            stack.pop()
+        stack.append((level, _heading_label(doc, heading, inline)))
+        path = tuple(label for _, label in stack)
+        cursor = end
+    sections.append(_Section(path, cursor, len(doc.lines)))
+    return sections
+
+
+def _atomic_blocks(doc: _Document) -> dict[int, int]:
+    """First line -> end line of every block that must not be cut, at any nesting depth."""
+    blocks: dict[int, int] = {}
+    last_end = -1
+    for token in doc.tokens:
+        if token.type in _ATOMIC_TOKENS and token.map:
+            first, end = token.map
+            if first < last_end:
+                continue
+            blocks[first] = end
+            last_end = end
+    return blocks
+
+
+def _pieces(
+    doc: _Document, section: _Section, blocks: dict[int, int], chunk_size: int
+) -> list[_Piece]:
+    """Words of ordinary lines, whole ``blocks`` (first line -> end line) kept together."""
+    pieces: list[_Piece] = []
+    line = section.first_line
+    while line < section.end_line:
+        block_end = min(blocks.get(line, line), section.end_line)
+        if block_end > line:
+            pieces.extend(_block_pieces(doc, line, block_end, chunk_size))
+            line = block_end
+        else:
+            pieces.extend(_word_pieces(doc.content, *doc.lines[line]))
+            line += 1
+    return pieces
+
+
+def _word_pieces(content: str, start: int, end: int) -> list[_Piece]:
+    return [_Piece(m.start(), m.end(), 1) for m in _WORD.finditer(content, start, end)]
+
+
+def _block_pieces(doc: _Document, first: int, end: int, chunk_size: int) -> list[_Piece]:
+    """The block as one piece; if too big, its lines; if a line is too big, its words."""
+    whole = _text_piece(doc.content, doc.lines[first][0], doc.lines[end - 1][1])
+    if whole is None or whole.words <= chunk_size:
+        return [whole] if whole else []
+    pieces: list[_Piece] = []
+    for line_start, line_end in doc.lines[first:end]:
+        line = _text_piece(doc.content, line_start, line_end)
+        if line and line.words > chunk_size:
+            pieces.extend(_word_pieces(doc.content, line_start, line_end))
+        elif line:
+            pieces.append(line)
+    return pieces
+
+
+def _text_piece(content: str, start: int, end: int) -> _Piece | None:
+    """A piece spanning first to last word in [start, end), so chunks need no trimming."""
+    words = list(_WORD.finditer(content, start, end))
+    if not words:
+        return None
+    return _Piece(words[0].start(), words[-1].end(), len(words))
+
+
+def _pack(pieces: Sequence[_Piece], size: int, overlap: int) -> list[tuple[int, int]]:
+    """Greedy windows of whole pieces, mirroring the seed's ``start = end - overlap`` loop.
+
+    The carried overlap is capped so the next window always has room for at
+    least one new piece; otherwise a big block after the overlap would produce
+    windows made only of repeated text.
+    """
+    spans: list[tuple[int, int]] = []
+    count = len(pieces)
+    first = 0
+    while first < count:
+        stop, words = first, 0
+        while stop < count and (stop == first or words + pieces[stop].words <= size):
+            words += pieces[stop].words
+            stop += 1
+        spans.append((pieces[first].start, pieces[stop - 1].end))
+        if stop >= count:
+            break
+        budget = min(overlap, size - pieces[stop].words)
+        carried = 0
+        next_first = stop
+        while next_first - 1 > first and carried + pieces[next_first - 1].words <= budget:
+            next_first -= 1
+            carried += pieces[next_first].words
+        first = next_first
+    return spans
+
