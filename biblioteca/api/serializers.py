@@ -1,0 +1,54 @@
+"""Request and response shapes of the search API (the seed's bib_ask)."""
+from __future__ import annotations
+
+from django.conf import settings
+from rest_framework import serializers
+
+from biblioteca.retrieval import MAX_TOP_K
+
+
+class StrictSerializer(serializers.Serializer):
+    """Rejects fields it does not know, so a typo in a parameter is an error rather than a silent default."""
+
+    def validate(self, attrs):
+        unknown = set(getattr(self, "initial_data", {}) or {}) - set(self.fields)
+        if unknown:
+            raise serializers.ValidationError({name: ["Unknown field."] for name in sorted(unknown)})
+        return attrs
+
+
+class SearchRequestSerializer(StrictSerializer):
+    query = serializers.CharField(trim_whitespace=True)
+    top_k = serializers.IntegerField(min_value=1, max_value=MAX_TOP_K, default=5)
+    trim = serializers.BooleanField(required=False, allow_null=True, default=None)
+    trim_threshold = serializers.FloatField(min_value=-1.0, max_value=1.0, required=False, allow_null=True,
+                                            default=None)
+    trim_window = serializers.IntegerField(min_value=0, max_value=10, required=False, allow_null=True, default=None)
+    trim_min_sentences = serializers.IntegerField(min_value=1, max_value=50, required=False, allow_null=True,
+                                                  default=None)
+    app = serializers.CharField(required=False, allow_blank=True, default="")
+    source_type = serializers.CharField(required=False, allow_blank=True, default="")
+
+    def validate_query(self, value: str) -> str:
+        if len(value) > settings.QUERY_MAX_LENGTH:
+            raise serializers.ValidationError(
+                f"Ensure this field has no more than {settings.QUERY_MAX_LENGTH} characters.")
+        return value
+
+
+class ChunkSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    document_id = serializers.IntegerField()
+    title = serializers.CharField()
+    heading_path = serializers.ListField(child=serializers.CharField())
+    url = serializers.CharField(allow_blank=True)
+    score = serializers.FloatField()
+    content = serializers.CharField()
+
+
+class SearchResponseSerializer(serializers.Serializer):
+    chunks = ChunkSerializer(many=True)
+    tokens_in_context = serializers.IntegerField()
+    tokens_before = serializers.IntegerField()
+    trimmed = serializers.BooleanField()
+    timings_ms = serializers.DictField(child=serializers.FloatField())

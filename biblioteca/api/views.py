@@ -1,0 +1,32 @@
+"""POST /api/v1/search: retrieval (optionally trimmed) for staff and API tokens."""
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from biblioteca.api.serializers import SearchRequestSerializer, SearchResponseSerializer
+from biblioteca.retrieval import retrieve
+from config.api import IsStaffOrToken
+
+
+class SearchView(APIView):
+    permission_classes = [IsStaffOrToken]
+
+    @extend_schema(request=SearchRequestSerializer, responses={200: SearchResponseSerializer},
+                   summary="Search the library", tags=["biblioteca"])
+    def post(self, request):
+        params = SearchRequestSerializer(data=request.data)
+        params.is_valid(raise_exception=True)
+        data = params.validated_data
+        result = retrieve(data["query"], top_k=data["top_k"], trim=data["trim"],
+                          trim_threshold=data["trim_threshold"], trim_window=data["trim_window"],
+                          trim_min_sentences=data["trim_min_sentences"],
+                          filters={"app": data["app"] or None, "source_type": data["source_type"] or None})
+        return Response(SearchResponseSerializer({
+            "chunks": [c.as_dict() for c in result.chunks],
+            "tokens_in_context": result.tokens_in_context,
+            "tokens_before": result.tokens_before,
+            "trimmed": result.trimmed,
+            "timings_ms": result.timings_ms,
+        }).data)

