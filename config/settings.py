@@ -1,9 +1,11 @@
 """Settings, all from the environment (django-environ); the README's configuration table lists every variable."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import environ
+from corsheaders.defaults import default_headers as cors_default_headers
 
 from config.database import embedded_database_url
 
@@ -75,6 +77,8 @@ DATABASES = {"default": env.db_url_config(DATABASE_URL)}
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DATABASES["default"].setdefault("OPTIONS", {})["connect_timeout"] = env.int("DATABASE_CONNECT_TIMEOUT", default=5)
+# One test database per test process, so concurrent runs on one server never drop each other's database.
+DATABASES["default"]["TEST"] = {"NAME": env.str("TEST_DATABASE_NAME", default=f"test_biblioteca_{os.getpid()}")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 CACHES = {"default": env.cache_url("CACHE_URL", default="locmemcache://oraculo")}
@@ -92,6 +96,8 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "var" / "static"
+WHITENOISE_USE_FINDERS = DEBUG
+WHITENOISE_AUTOREFRESH = DEBUG
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
@@ -126,6 +132,8 @@ SPECTACULAR_SETTINGS = {
 }
 
 CORS_URLS_REGEX = r"^/api/v1/(ask|queries/.*)$"
+CORS_ALLOW_HEADERS = (*cors_default_headers, "x-widget-key")
+CORS_EXPOSE_HEADERS = ["Retry-After"]
 
 # Biblioteca: chunking and embeddings
 CHUNK_SIZE = env.int("CHUNK_SIZE", default=500)

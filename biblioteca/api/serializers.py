@@ -17,8 +17,19 @@ class StrictSerializer(serializers.Serializer):
         return attrs
 
 
+class TextField(serializers.CharField):
+    """A CharField that refuses numbers and booleans instead of quietly turning them into strings."""
+
+    default_error_messages = {"not_text": "Must be text (a JSON string)."}
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("not_text")
+        return super().to_internal_value(data)
+
+
 class SearchRequestSerializer(StrictSerializer):
-    query = serializers.CharField(trim_whitespace=True)
+    query = TextField(trim_whitespace=True)
     top_k = serializers.IntegerField(min_value=1, max_value=MAX_TOP_K, default=5)
     trim = serializers.BooleanField(required=False, allow_null=True, default=None)
     trim_threshold = serializers.FloatField(min_value=-1.0, max_value=1.0, required=False, allow_null=True,
@@ -26,8 +37,8 @@ class SearchRequestSerializer(StrictSerializer):
     trim_window = serializers.IntegerField(min_value=0, max_value=10, required=False, allow_null=True, default=None)
     trim_min_sentences = serializers.IntegerField(min_value=1, max_value=50, required=False, allow_null=True,
                                                   default=None)
-    app = serializers.CharField(required=False, allow_blank=True, default="")
-    source_type = serializers.CharField(required=False, allow_blank=True, default="")
+    app = TextField(required=False, allow_blank=True, default="", max_length=100)
+    source_type = TextField(required=False, allow_blank=True, default="", max_length=50)
 
     def validate_query(self, value: str) -> str:
         if len(value) > settings.QUERY_MAX_LENGTH:

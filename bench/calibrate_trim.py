@@ -1,0 +1,157 @@
+"""Calibrate sentence trimming on XQuAD (EN and ES): answer retention against token reduction.
+
+    .venv/bin/python bench/calibrate_trim.py [--qa ../shared/qa/xquad_dev] [--top-k 5] [--limit N]
+
+Ingests the articles (once; re-runs are free), retrieves top_k chunks per question ONCE, then replays the
+trimmer over a grid of settings on the stored sentence vectors. A question counts when its untrimmed context
+holds a gold answer; it is retained when the trimmed context still holds one. Prints, per strategy, the curve
+and the best token cut that keeps >= 99% retention in both languages with one setting.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import time
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _django  # noqa: E402
+
+_django.setup()
+
+from django.conf import settings  # noqa: E402
+
+from biblioteca.embeddings import get_embedder  # noqa: E402
+from biblioteca.ingest import directory_ingest  # noqa: E402
+from biblioteca.retrieval import RetrievedChunk, search  # noqa: E402
+from biblioteca.selectors import sentences_for_chunks  # noqa: E402
+from biblioteca.text.tokens import count_tokens  # noqa: E402
+from biblioteca.trimming import TrimInput, TrimParams, trim_chunks  # noqa: E402
+
+
+def normalise(text: str) -> str:
+    return re.sub(r"\s+", " ", text.casefold()).strip()
+
+
+@lru_cache(maxsize=None)
+def tokens(text: str) -> int:
+    return count_tokens(text, encoding=settings.TOKEN_ENCODING)
+
+
+@dataclass
+class Case:
+    question: str
+    answers: list[str]
+    chunks: list[RetrievedChunk]
+    inputs: list[TrimInput]
+    query_vector: np.ndarray
+    baseline_tokens: int
+    baseline_hit: bool
+
+
+def load_cases(qa_dir: Path, lang: str, top_k: int, limit: int | None) -> list[Case]:
+    app = f"xquad-{lang}"
+    directory_ingest(paths=[qa_dir / f"docs_{lang}"], app=app, source_type="xquad")
+    rows = [json.loads(line) for line in (qa_dir / f"qa_{lang}.jsonl").read_text().splitlines() if line.strip()]
+    rows = rows[:limit] if limit else rows
+    embedder = get_embedder()
+    cases = []
+    for row in rows:
+        vector = embedder.embed_query(row["question"])
+        chunks = search(query_vector=vector, top_k=top_k, filters={"app": app})
+        stored = sentences_for_chunks([c.id for c in chunks])
+        inputs = [TrimInput(c.original_text, [(s.start_offset, s.end_offset) for s in stored[c.id]],
+                            np.asarray([s.embedding for s in stored[c.id]], dtype=np.float32).reshape(-1, 384))
+                  for c in chunks]
+        context = normalise(" ".join(c.content for c in chunks))
+        answers = [normalise(a["text"]) for a in row["answers"]]
+        cases.append(Case(row["question"], answers, chunks, inputs, vector,
+                          sum(tokens(c.content) for c in chunks), any(a in context for a in answers)))
+    return cases
+
+
+def evaluate(cases: list[Case], params: TrimParams) -> tuple[float, float]:
+    """(retention %, token reduction %) of one setting over the cases."""
+    kept = hits = base_tokens = trim_tokens = 0
+    for case in cases:
+        outs = trim_chunks(case.inputs, case.query_vector, params)
+        contents = [f"{c.doc_line}\n{o.text}" for c, o in zip(case.chunks, outs) if not o.dropped]
+        base_tokens += case.baseline_tokens
+        trim_tokens += sum(tokens(t) for t in contents)
+        if case.baseline_hit:
+            hits += 1
+            context = normalise(" ".join(contents))
+            kept += any(a in context for a in case.answers)
+    return 100.0 * kept / max(hits, 1), 100.0 * (1 - trim_tokens / max(base_tokens, 1))
+
+
+def grid() -> dict[str, list[TrimParams]]:
+    thresholds = [round(x, 3) for x in np.arange(0.78, 0.921, 0.01)]
+    families: dict[str, list[TrimParams]] = {
+        "seed (threshold, window)": [TrimParams(threshold=t, window=w) for t in thresholds for w in (0, 1, 2)],
+        "seed + drop hopeless chunks": [TrimParams(threshold=t, window=w, drop_margin=d)
+                                        for t in thresholds for w in (0, 1) for d in (0.02, 0.04, 0.06, 0.08)],
+        "relative to the query's best + drop": [
+            TrimParams(threshold=t, window=w, relative_margin=m, drop_margin=d)
+            for t in thresholds for w in (0, 1) for m in (0.02, 0.04, 0.06) for d in (0.04, 0.06, 0.08, None)],
+    }
+    return families
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--qa", type=Path, default=_django.SHARED / "qa" / "xquad_dev")
+    parser.add_argument("--top-k", type=int, default=5)
+    parser.add_argument("--limit", type=int, default=None)
+    parser.add_argument("--floor", type=float, default=99.0)
+    parser.add_argument("--output", type=Path, default=_django.ROOT / "var" / "calibration.json")
+    args = parser.parse_args()
+
+    started = time.perf_counter()
+    cases = {lang: load_cases(args.qa, lang, args.top_k, args.limit) for lang in ("en", "es")}
+    for lang, cs in cases.items():
+        print(f"{lang}: {len(cs)} questions, gold answer in the untrimmed top-{args.top_k} for "
+              f"{sum(c.baseline_hit for c in cs)} ({100 * sum(c.baseline_hit for c in cs) / len(cs):.1f}%)")
+    print(f"retrieval done in {time.perf_counter() - started:.0f}s\n")
+
+    report = {}
+    for family, settings_list in grid().items():
+        rows = []
+        for params in settings_list:
+            en, es = evaluate(cases["en"], params), evaluate(cases["es"], params)
+            rows.append({"params": params.__dict__, "en": en, "es": es})
+        ok = [r for r in rows if min(r["en"][0], r["es"][0]) >= args.floor]
+        best = max(ok, key=lambda r: min(r["en"][1], r["es"][1]), default=None)
+        report[family] = {"rows": rows, "best": best}
+        print(f"== {family}")
+        print(f"{'threshold':>9} {'win':>3} {'rel':>5} {'drop':>5} | {'EN keep':>7} {'EN cut':>6} | "
+              f"{'ES keep':>7} {'ES cut':>6}")
+        for r in sorted(rows, key=lambda r: -min(r["en"][1], r["es"][1])):
+            p = r["params"]
+            if min(r["en"][0], r["es"][0]) < args.floor - 3:
+                continue
+            mark = " <= best" if r is best else ""
+            print(f"{p['threshold']:>9.2f} {p['window']:>3} {p['relative_margin'] or '-':>5} "
+                  f"{p['drop_margin'] or '-':>5} | {r['en'][0]:>6.1f}% {r['en'][1]:>5.1f}% | "
+                  f"{r['es'][0]:>6.1f}% {r['es'][1]:>5.1f}%{mark}")
+        print()
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(json.dumps(report, indent=1))
+    for family, data in report.items():
+        best = data["best"]
+        if best:
+            print(f"best at >= {args.floor}% in both languages, {family}: {best['params']} -> EN keep "
+                  f"{best['en'][0]:.1f}% cut {best['en'][1]:.1f}%, ES keep {best['es'][0]:.1f}% cut {best['es'][1]:.1f}%")
+        else:
+            print(f"{family}: no setting reaches {args.floor}% in both languages")
+    print(f"\n{time.perf_counter() - started:.0f}s; full curve in {args.output}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,70 @@
+"""retrieve() against the real database: filters, trimming from stored vectors, token counts, settings."""
+from __future__ import annotations
+
+import pytest
+
+from biblioteca.embeddings import get_embedder
+from biblioteca.models import Sentence
+from biblioteca.retrieval import retrieve
+
+pytestmark = pytest.mark.django_db
+
+QUESTION = "How long is the password reset link valid?"
+
+
+def test_untrimmed_retrieval_returns_whole_chunks_with_their_doc_line(library):
+    result = retrieve(QUESTION, top_k=3, trim=False, filters={"app": library, "source_type": "en"})
+    assert not result.trimmed and len(result.chunks) == 3
+    best = result.chunks[0]
+    assert best.content.startswith("[Doc: Managing your account > Resetting your password]\n")
+    assert best.text == best.original_text and "30 minutes" in best.text
+    assert result.tokens_in_context == result.tokens_before > 0
+    assert [c.score for c in result.chunks] == sorted((c.score for c in result.chunks), reverse=True)
+    assert set(result.timings_ms) >= {"embedding", "search", "total"}
+
+
+def test_trimming_cuts_tokens_keeps_the_answer_and_embeds_only_the_query(library):
+    embedder = get_embedder()
+    calls = embedder.calls
+    result = retrieve(QUESTION, top_k=5, trim=True, trim_threshold=0.85, trim_window=1,
+                      filters={"app": library, "source_type": "en"})
+    assert embedder.calls - calls == 1
+    assert result.trimmed and result.trim_embedding_calls == 0
+    assert result.tokens_in_context < result.tokens_before
+    assert "30 minutes" in result.chunks[0].content
+    assert all(c.text.strip() for c in result.chunks), "a kept chunk is never empty"
+    assert result.trim_params["threshold"] == 0.85 and "trim" in result.timings_ms
+
+
+def test_a_low_threshold_keeps_every_chunk_unchanged(library):
+    result = retrieve(QUESTION, top_k=5, trim=True, trim_threshold=-1.0, filters={"app": library})
+    assert all(c.text == c.original_text and not c.trimmed for c in result.chunks)
+    assert result.tokens_in_context == result.tokens_before
+
+
+def test_chunks_stored_without_sentences_fall_back_to_one_batch_call(library):
+    first = retrieve(QUESTION, top_k=2, trim=False, filters={"app": library, "source_type": "en"})
+    Sentence.objects.filter(chunk_id__in=[c.id for c in first.chunks]).delete()
+    result = retrieve(QUESTION, top_k=2, trim=True, trim_threshold=0.85, trim_window=1,
+                      filters={"app": library, "source_type": "en"})
+    assert result.trim_embedding_calls == 1
+    assert "30 minutes" in result.chunks[0].content
+
+
+def test_none_means_the_settings(library, settings):
+    settings.RETRIEVAL_TRIM = True
+    settings.RETRIEVAL_TRIM_THRESHOLD = 0.9
+    settings.RETRIEVAL_TRIM_WINDOW = 2
+    result = retrieve(QUESTION, filters={"app": library})
+    assert result.trimmed and result.trim_params["threshold"] == 0.9 and result.trim_params["window"] == 2
+    settings.RETRIEVAL_TRIM = False
+    assert not retrieve(QUESTION, filters={"app": library}).trimmed
+
+
+def test_filters_and_top_k_are_checked(library):
+    spanish = retrieve("¿Cuánto cuesta el plan Equipo?", top_k=20, filters={"app": library, "source_type": "es"})
+    assert spanish.chunks and all("Facturación" in c.title or "cuenta" in c.title.lower() for c in spanish.chunks)
+    with pytest.raises(ValueError, match="top_k"):
+        retrieve(QUESTION, top_k=21)
+    with pytest.raises(ValueError, match="unknown filter"):
+        retrieve(QUESTION, filters={"lang": "en"})

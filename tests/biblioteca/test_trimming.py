@@ -1,0 +1,107 @@
+"""Every rule of trim_chunks with hand-made vectors: no model involved, so each score is known exactly."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from biblioteca.trimming import TrimInput, TrimParams, join_runs, select_sentences, trim_chunks
+
+QUERY = np.array([1.0, 0.0], dtype=np.float32)
+
+
+def vec(score: float) -> list[float]:
+    """A unit vector whose cosine with QUERY is `score`."""
+    return [score, float(np.sqrt(max(0.0, 1 - score * score)))]
+
+
+def chunk(sentences: list[str], scores: list[float], sep: str = " ") -> TrimInput:
+    text = sep.join(sentences)
+    spans, cursor = [], 0
+    for s in sentences:
+        start = text.index(s, cursor)
+        spans.append((start, start + len(s)))
+        cursor = start + len(s)
+    return TrimInput(text, spans, np.asarray([vec(x) for x in scores], dtype=np.float32).reshape(-1, 2))
+
+
+def trim_one(c: TrimInput, **params) -> str:
+    (out,) = trim_chunks([c], QUERY, TrimParams(**params))
+    return out.text
+
+
+SEED = chunk(["Sentence A.", "Sentence B (relevante).", "Sentence C."], [0.3, 0.8, 0.2])
+
+
+def test_seed_example_1_threshold_alone_keeps_the_relevant_sentence():
+    assert trim_one(SEED, threshold=0.5, window=0) == "Sentence B (relevante)."
+
+
+def test_seed_example_2_a_window_that_reaches_everything_returns_the_chunk_unchanged():
+    assert trim_one(SEED, threshold=0.5, window=1) == SEED.text
+
+
+def test_seed_example_3_the_minimum_is_topped_up_with_the_best_in_original_order():
+    c = chunk(["A", "B", "C", "D"], [0.1, 0.2, 0.3, 0.05])
+    assert trim_one(c, threshold=0.5, min_sentences=2, window=0) == "B C"
+
+
+def test_separate_runs_are_joined_with_an_elision_marker():
+    c = chunk(["One.", "Two.", "Three.", "Four.", "Five."], [0.9, 0.1, 0.1, 0.1, 0.9])
+    assert trim_one(c, threshold=0.5, window=0) == "One. [...] Five."
+
+
+def test_contiguous_kept_sentences_keep_their_original_text_between_them():
+    c = chunk(["Intro.", "```sh\nmake run\n```", "Then open the page.", "Unrelated."], [0.1, 0.9, 0.9, 0.1],
+              sep="\n\n")
+    assert trim_one(c, threshold=0.5, window=0) == "```sh\nmake run\n```\n\nThen open the page."
+
+
+def test_the_window_adds_neighbours_on_both_sides():
+    c = chunk(list("ABCDEFG"), [0, 0, 0, 0.9, 0, 0, 0])
+    assert trim_one(c, threshold=0.5, window=1) == "C D E"
+    assert trim_one(c, threshold=0.5, window=2) == "B C D E F"
+
+
+def test_a_chunk_without_sentences_comes_back_unchanged():
+    empty = TrimInput("", [], np.zeros((0, 2), dtype=np.float32))
+    (out,) = trim_chunks([empty], QUERY, TrimParams(threshold=0.5))
+    assert out.text == "" and not out.dropped
+
+
+def test_no_sentence_above_threshold_never_empties_the_chunk():
+    c = chunk(["A.", "B.", "C."], [0.1, 0.3, 0.2])
+    assert trim_one(c, threshold=0.99, window=0) == "B."
+
+
+def test_relative_margin_keeps_sentences_near_the_best_of_the_query():
+    first = chunk(["A.", "B."], [0.60, 0.10])
+    second = chunk(["C.", "D."], [0.58, 0.10])
+    outs = trim_chunks([first, second], QUERY, TrimParams(threshold=0.9, window=0, relative_margin=0.05))
+    assert [o.text for o in outs] == ["A.", "C."]
+
+
+def test_drop_margin_drops_hopeless_chunks_but_never_all_of_them():
+    good = chunk(["A.", "B."], [0.9, 0.1])
+    hopeless = chunk(["C.", "D."], [0.3, 0.2])
+    outs = trim_chunks([good, hopeless], QUERY, TrimParams(threshold=0.5, window=0, drop_margin=0.2))
+    assert outs[0].text == "A." and outs[1].dropped and outs[1].text == ""
+    (alone,) = trim_chunks([hopeless], QUERY, TrimParams(threshold=0.5, window=0, drop_margin=0.2))
+    assert not alone.dropped and alone.text == "C."
+
+
+def test_kept_indices_are_reported_in_order():
+    (out,) = trim_chunks([chunk(list("ABCD"), [0.9, 0, 0, 0.9])], QUERY, TrimParams(threshold=0.5, window=0))
+    assert out.kept == (0, 3)
+
+
+def test_select_sentences_and_join_runs_directly():
+    assert select_sentences(np.array([0.1, 0.9, 0.2]), threshold=0.5, min_sentences=1, window=0) == [1]
+    assert select_sentences(np.array([]), threshold=0.5, min_sentences=1, window=0) == []
+    assert join_runs("ab cd ef", [(0, 2), (3, 5), (6, 8)], [0, 2]) == "ab [...] ef"
+
+
+@pytest.mark.parametrize("bad", [dict(threshold=1.5), dict(threshold=0.5, window=-1),
+                                 dict(threshold=0.5, min_sentences=0)])
+def test_invalid_parameters_are_refused(bad):
+    with pytest.raises(ValueError):
+        TrimParams(**bad)
