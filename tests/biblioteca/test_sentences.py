@@ -1,0 +1,359 @@
+"""Tests for the markdown-aware sentence splitter (pure Python: no Django, no database)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from biblioteca.text.sentences import split_sentence_spans, split_sentences
+
+DATA = Path(__file__).parent / "data"
+
+
+def _rules(lang: str) -> list[dict]:
+    with (DATA / f"golden_rules_{lang}.jsonl").open(encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+GOLDEN_EN = _rules("en")
+GOLDEN_ES = _rules("es")
+
+
+def _check_invariants(text: str) -> list[tuple[int, int]]:
+    spans = split_sentence_spans(text)
+    prev_end = 0
+    for start, end in spans:
+        assert prev_end <= start < end <= len(text)
+        piece = text[start:end]
+        assert piece == piece.strip()
+        prev_end = end
+    assert "".join("".join(text[s:e].split()) for s, e in spans) == "".join(text.split())
+    assert split_sentences(text) == [text[s:e] for s, e in spans]
+    return spans
+
+
+# -- the design document's examples ------------------------------------------------------------
+
+
+def test_design_example_question() -> None:
+    assert split_sentences("Hola. ¿Cómo estás?") == ["Hola.", "¿Cómo estás?"]
+
+
+def test_design_example_version() -> None:
+    assert split_sentences("La v.1.2.3 fue publicada.") == ["La v.1.2.3 fue publicada."]
+
+
+def test_design_example_code_then_prose() -> None:
+    text = '\nfunction foo() {\n  console.log("hola");\n}\n\nExplicación. Otro párrafo.\n'
+    assert split_sentences(text) == [
+        'function foo() {\n  console.log("hola");\n}',
+        "Explicación.",
+        "Otro párrafo.",
+    ]
+
+
+def test_design_example_code_in_fence() -> None:
+    fence = '```js\nfunction foo() {\n  console.log("hola");\n}\n```'
+    text = f"\n{fence}\n\nExplicación. Otro párrafo.\n"
+    assert split_sentences(text) == [fence, "Explicación.", "Otro párrafo."]
+
+
+def test_design_example_list() -> None:
+    assert split_sentences("- Item 1\n- Item 2") == ["- Item 1", "- Item 2"]
+
+
+# -- golden rules (pySBD, MIT; copied into tests/biblioteca/data) ------------------------------
+
+
+@pytest.mark.parametrize("rule", GOLDEN_EN, ids=lambda r: f"en{r['rule_no']:02d}")
+def test_golden_rule_en(rule: dict) -> None:
+    assert split_sentences(rule["text"]) == rule["sentences"], rule["name"]
+
+
+@pytest.mark.parametrize("rule", GOLDEN_ES, ids=lambda r: r["name"].split("[")[-1].rstrip("]"))
+def test_golden_rule_es(rule: dict) -> None:
+    assert split_sentences(rule["text"]) == rule["sentences"], rule["name"]
+
+
+def test_golden_rule_pass_rates(capsys: pytest.CaptureFixture[str]) -> None:
+    assert len(GOLDEN_EN) == 48 and len(GOLDEN_ES) == 5
+    en = sum(split_sentences(r["text"]) == r["sentences"] for r in GOLDEN_EN)
+    es = sum(split_sentences(r["text"]) == r["sentences"] for r in GOLDEN_ES)
+    with capsys.disabled():
+        print(f"\ngolden rules: EN {en}/{len(GOLDEN_EN)}, ES {es}/{len(GOLDEN_ES)}")
+    assert en >= 47
+    assert es == 5
+
+
+# -- invariants --------------------------------------------------------------------------------
+
+_FRAGMENT = st.one_of(
+    st.sampled_from(list("#`~|-*+>_=[]()<>!?.:;,\"'¿¡«»“”…•0123456789 \t\n\r")),
+    st.sampled_from(list("aAbBeEiIxXñÑáÁéÉüÜ")),
+    st.sampled_from(["```", "~~~", "\n\n", "    ", "- ", "1. ", "> ", "| a |", "Dr.", "U.S."]),
+    st.characters(blacklist_categories=("Cs",)),
+)
+_MARKDOWNISH = st.lists(_FRAGMENT, max_size=200).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_MARKDOWNISH)
+def test_nothing_is_lost(text: str) -> None:
+    spans = _check_invariants(text)
+    assert all(e > s for s, e in spans)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        " \n\t\r\n ",
+        "\x00.\x00 A",
+        "a\r\nb. C\rd\n",
+        "  \n  ",
+        "x\n   ",
+        "\u2028Hola. Adiós.\x85",
+        "-\n\n>\n\n#\n\n```",
+        "| a |\n|---|\n",
+    ],
+)
+def test_edge_inputs(text: str) -> None:
+    _check_invariants(text)
+
+
+def test_spans_are_verbatim_ordered_and_stripped() -> None:
+    text = "  # Título\n\nPrimera frase.  Segunda frase!\n\n```py\nx = 1\n```\n\n- uno\n- dos  \n"
+    spans = _check_invariants(text)
+    assert [text[s:e] for s, e in spans] == [
+        "# Título",
+        "Primera frase.",
+        "Segunda frase!",
+        "```py\nx = 1\n```",
+        "- uno",
+        "- dos",
+    ]
+    assert spans == sorted(spans)
+
+
+def test_crlf_offsets_map_back() -> None:
+    text = "Uno. Dos.\r\n\r\n```\r\ncode\r\n```\r\nTres."
+    assert split_sentences(text) == ["Uno.", "Dos.", "```\r\ncode\r\n```", "Tres."]
+
+
+# -- markdown structure ------------------------------------------------------------------------
+
+
+def test_nested_lists() -> None:
+    text = "- Item 1\n  - Sub a. Con dos frases\n    - Sub sub\n- Item 2\n\n1. Uno\n2) Dos\n"
+    assert split_sentences(text) == [
+        "- Item 1",
+        "- Sub a. Con dos frases",
+        "- Sub sub",
+        "- Item 2",
+        "1. Uno",
+        "2) Dos",
+    ]
+
+
+def test_list_markers() -> None:
+    text = "* estrella\n+ más\n\n3) tres\n4) cuatro"
+    assert split_sentences(text) == ["* estrella", "+ más", "3) tres", "4) cuatro"]
+
+
+def test_list_item_second_paragraph_is_prose() -> None:
+    text = "- Primero.\n\n  Segundo párrafo. Con dos frases.\n"
+    assert split_sentences(text) == ["- Primero.", "Segundo párrafo.", "Con dos frases."]
+
+
+def test_indented_code() -> None:
+    text = "Antes.\n\n    x = 1. Y = 2\n    print(x)\n\nDespués."
+    assert split_sentences(text) == ["Antes.", "x = 1. Y = 2\n    print(x)", "Después."]
+
+
+def test_four_backtick_fence_with_inner_fences() -> None:
+    fence = "````md\n```js\nconst a = 1. B\n```\n\nTexto. Más\n````"
+    assert split_sentences(f"Intro. Dos.\n\n{fence}\nFin.") == ["Intro.", "Dos.", fence, "Fin."]
+
+
+def test_tilde_fence() -> None:
+    fence = "~~~\nUno. Dos.\n```\n~~~"
+    assert split_sentences(f"{fence}\n\nTres. Cuatro.") == [fence, "Tres.", "Cuatro."]
+
+
+def test_unclosed_fence_takes_the_rest() -> None:
+    text = "Antes. Sí.\n\n```\ncódigo\n\nTexto. Más texto.\n"
+    assert split_sentences(text) == ["Antes.", "Sí.", "```\ncódigo\n\nTexto. Más texto."]
+
+
+def test_html_block() -> None:
+    html = '<div class="tip">\n<p>Hola. Adiós.</p>\n</div>'
+    assert split_sentences(f"{html}\n\nTexto. Otro.") == [html, "Texto.", "Otro."]
+
+
+def test_table_rows_and_delimiter_row_are_units() -> None:
+    text = "| Opción | Valor |\n| --- | :---: |\n| a. B | 1.5 |\n| c | 2 |\n\nDespués."
+    assert split_sentences(text) == [
+        "| Opción | Valor |",
+        "| --- | :---: |",
+        "| a. B | 1.5 |",
+        "| c | 2 |",
+        "Después.",
+    ]
+
+
+def test_blockquote_lines() -> None:
+    text = "> Primera línea. Dos\n> segunda línea\n>\n> > anidada\n\nFuera. Sí."
+    assert split_sentences(text) == [
+        "> Primera línea. Dos",
+        "> segunda línea",
+        ">",
+        "> > anidada",
+        "Fuera.",
+        "Sí.",
+    ]
+
+
+def test_headings() -> None:
+    text = "# Título. Uno\n\n## Sub ##\nTexto. Más.\n\nSetext. Dos\n======\n\nOtro\n---\n"
+    assert split_sentences(text) == [
+        "# Título. Uno",
+        "## Sub ##",
+        "Texto.",
+        "Más.",
+        "Setext. Dos\n======",
+        "Otro\n---",
+    ]
+
+
+def test_hr_and_reference_definition_are_kept() -> None:
+    text = "Uno.\n\n***\n\n[ref]: https://example.com\n\nDos."
+    assert split_sentences(text) == ["Uno.", "***", "[ref]: https://example.com", "Dos."]
+
+
+def test_paragraph_soft_wrap_is_not_a_boundary() -> None:
+    assert split_sentences("Una frase que\nsigue aquí. Otra\nfrase.") == [
+        "Una frase que\nsigue aquí.",
+        "Otra\nfrase.",
+    ]
+
+
+# -- protections -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Vino el Sr. García con la Sra. Pérez y la Srta. Ruiz.",
+        "La Dra. Gómez y el Lic. Naser hablaron con el Ing. Ruiz y el Prof. Díaz.",
+        "Hay frutas, p. ej. Manzanas y peras.",
+        "Hay frutas, p.ej. Manzanas y peras.",
+        "Un ejemplo, v.g. Madrid, sirve.",
+        "Compara cf. Smith y también vs. Jones.",
+        "It costs approx. Ten dollars, aprox. Diez euros.",
+        "Use a tool, e.g. Vite, or i.e. Rollup.",
+        "Mr. Smith, Mrs. Smith and Ms. Jones met Dr. Who.",
+        "John Smith Jr. Visited Acme Inc. Headquarters.",
+        "He has a Ph.D. Degree in physics.",
+        "Vive en EE. UU. Desde 2010.",
+        "It was 5 p.m. Eastern time.",
+        "Meet on Jan. Fifth or Feb. Sixth.",
+        "Ver fig. Tres y vol. Dos, pp. Diez, núm. Cinco.",
+        "Tarda 5 min. Según el registro, máx. Diez seg. Máximo.",
+        "Llama al tel. Del centro o al dept. De ventas.",
+        "Pesa 5 kb. Comprimido.",
+    ],
+)
+def test_abbreviations(text: str) -> None:
+    assert split_sentences(text) == [text]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Pi vale 3.14 aproximadamente.",
+        "La casa cuesta $170.500.000,00 hoy.",
+        "Instala v1.2.3 o v.1.2.3 o 1.2.3-beta.1 ahora.",
+        "El servidor 192.168.1.1 responde.",
+        "Lee https://example.com/a.b?x=1&y=2.3#Frag antes.",
+        "Escribe a jane.doe@example.com hoy.",
+        "Jonas E. Smith y J. R. R. Tolkien escribieron.",
+        "Espera... no sé… quizá sí.",
+        "Ver capítulo 2. 3 ejemplos siguen.",
+        "Ese es el capítulo [...] Luego viene otro.",
+    ],
+)
+def test_no_split_inside(text: str) -> None:
+    assert split_sentences(text) == [text]
+
+
+def test_url_then_sentence() -> None:
+    assert split_sentences("Visita https://example.com/a.b?x=1. Next sentence.") == [
+        "Visita https://example.com/a.b?x=1.",
+        "Next sentence.",
+    ]
+
+
+def test_email_then_sentence() -> None:
+    assert split_sentences("Escribe a juan.perez@example.com. Luego espera.") == [
+        "Escribe a juan.perez@example.com.",
+        "Luego espera.",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("¿Vienes? ¡Claro! Vale.", ["¿Vienes?", "¡Claro!", "Vale."]),
+        ('Dijo "hola." Luego se fue.', ['Dijo "hola."', "Luego se fue."]),
+        ("Fin (del todo.) Ahora sí.", ["Fin (del todo.)", "Ahora sí."]),
+        ("Termina. «Empieza» otra.", ["Termina.", "«Empieza» otra."]),
+        ("Termina. (Nota) otra.", ["Termina.", "(Nota) otra."]),
+        ("Espera… Ahora.", ["Espera…", "Ahora."]),
+        ("Terminó. Élla llegó. Ñandú corre.", ["Terminó.", "Élla llegó.", "Ñandú corre."]),
+        ("Compró apples, etc. The rest waited.", ["Compró apples, etc.", "The rest waited."]),
+        ("Vive en EE. UU. El resto no.", ["Vive en EE. UU.", "El resto no."]),
+    ],
+)
+def test_splits(text: str, expected: list[str]) -> None:
+    assert split_sentences(text) == expected
+
+
+def test_digit_does_not_start_a_sentence() -> None:
+    assert split_sentences("Mide 10 cm. 20 son demasiados.") == ["Mide 10 cm. 20 son demasiados."]
+
+
+# -- adversarial inputs: must finish, with time linear in size ---------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "1." * 50_000,
+        "." * 100_000,
+        "1.1.1.1" + "." * 50_000 + "x",
+        "```\n" * 10_000,
+        "```\n~~~~\n````a\n" * 3_000,
+        "word " * 40_000,
+        "a. " * 40_000,
+        "A. " * 40_000,
+        "Hello. " * 20_000,
+        " ." * 50_000,
+        "w. . . . " * 10_000,
+        "• x " * 20_000,
+        ". A" * 30_000,
+        "> " * 50_000,
+        "- " * 50_000,
+        "[" * 100_000,
+        "| a " * 20_000 + "\n" + "|---" * 20_000,
+        "- a\n" * 5_000,
+        '."' * 50_000 + " A",
+        "1. x " * 20_000,
+    ],
+    ids=lambda t: repr(t[:12]),
+)
+def test_adversarial_inputs_finish(text: str) -> None:
+    _check_invariants(text)
