@@ -1,0 +1,236 @@
+/* Oraculo help widget, no dependencies. <script src="https://HOST/static/oraculo/widget.js" data-key="wk_..."
+ * data-app="guide" defer></script>; optional data-api (server URL; default: this script's origin),
+ * data-source-type, data-lang. Server text only ever goes in as text (textContent), never as HTML. */
+(function () {
+  "use strict";
+  var d = document, w = window;
+  if (w.__oraculoWidget) return;
+  var script = d.currentScript || d.querySelector("script[data-key][src*='widget.js']");
+  if (!script || !script.src) return;
+  w.__oraculoWidget = true;
+
+  var P = "orw-", H = { "aria-hidden": "true" }, data = function (n) { return script.getAttribute("data-" + n) || ""; };
+  var api = (data("api") || new URL(script.src, location.href).origin).replace(/\/+$/, "");
+  if (!/\/api\/v\d+$/.test(api)) api += "/api/v1";
+
+  var lang = (data("lang") || d.documentElement.lang || "").toLowerCase().slice(0, 2) === "es" ? "es" : "en";
+  var T = {
+    en: {
+      help: "Help", title: "Ask the docs", close: "Close help", label: "Your question",
+      placeholder: "Type your question and press Enter", ask: "Ask", loading: "Looking for an answer\u2026",
+      sources: "Sources", extractive: "Most relevant passages from the documentation:",
+      noSources: "No source found for this question.", helpful: "Was this helpful?", yes: "Yes",
+      no: "No", yesLabel: "Yes, this was helpful", noLabel: "No, this was not helpful",
+      thanks: "Thanks for your feedback!", empty: "Type a question first.",
+      network: "Could not reach the help service. Check your connection and try again.",
+      rate: "Too many questions, try again in {n} s.", rateNoWait: "Too many questions, try again shortly.",
+      failed: "Something went wrong ({s}). Try again later.", ref: "Source {n}"
+    },
+    es: {
+      help: "Ayuda", title: "Pregunta a la documentaci\u00f3n", close: "Cerrar ayuda", label: "Tu pregunta",
+      placeholder: "Escribe tu pregunta y pulsa Intro", ask: "Preguntar", loading: "Buscando una respuesta\u2026",
+      sources: "Fuentes", extractive: "Fragmentos m\u00e1s relevantes de la documentaci\u00f3n:",
+      noSources: "No se encontr\u00f3 ninguna fuente para esta pregunta.", helpful: "\u00bfTe ha sido \u00fatil?",
+      yes: "S\u00ed", no: "No", yesLabel: "S\u00ed, me ha sido \u00fatil", noLabel: "No, no me ha sido \u00fatil",
+      thanks: "\u00a1Gracias por tu opini\u00f3n!", empty: "Escribe primero una pregunta.",
+      network: "No se pudo conectar con el servicio de ayuda. Comprueba tu conexi\u00f3n e int\u00e9ntalo de nuevo.",
+      rate: "Demasiadas preguntas, int\u00e9ntalo de nuevo en {n} s.",
+      rateNoWait: "Demasiadas preguntas, int\u00e9ntalo de nuevo en un momento.",
+      failed: "Algo ha fallado ({s}). Int\u00e9ntalo m\u00e1s tarde.", ref: "Fuente {n}"
+    }
+  }[lang];
+
+  function el(tag, cls, attrs, text) {
+    var e = d.createElement(tag);
+    if (tag === "button") e.type = "button";
+    if (cls) e.className = cls.replace(/(^|\s)(?=\S)/g, "$1" + P);
+    for (var k in attrs || {}) e.setAttribute(k, attrs[k]);
+    if (text != null) e.textContent = text;
+    return e;
+  }
+  function add(parent) {
+    for (var i = 1; i < arguments.length; i++) parent.appendChild(arguments[i]);
+    return parent;
+  }
+
+  /* Styles: widget.css next to this script; the widget stays hidden until they load (or fail). */
+  var css = new URL("widget.css", script.src).href, root = el("div", "root", { id: P + "root", lang: lang });
+  root.hidden = true;
+  var link = el("link", "", { rel: "stylesheet", href: css });
+  link.onload = link.onerror = function () { root.hidden = false; };
+  setTimeout(link.onload, 3000);
+  d.head.appendChild(link);
+
+  var id = function (n) { return P + n; };
+  var button = el("button", "toggle", { "aria-expanded": "false", "aria-controls": id("panel"), "aria-haspopup": "dialog" });
+  add(button, el("span", "toggle-icon", H, "?"), el("span", "toggle-label", null, T.help));
+
+  var panel = el("div", "panel", { id: id("panel"), role: "dialog", "aria-modal": "false", "aria-labelledby": id("title") });
+  panel.hidden = true;
+  var closeBtn = el("button", "close", { "aria-label": T.close, title: T.close }, "\u00d7");
+  var form = el("form", "form", { novalidate: "" });
+  var input = el("textarea", "input", { id: id("q"), rows: "2", maxlength: "2000", placeholder: T.placeholder });
+  var submit = el("button", "submit", { type: "submit" }, T.ask);
+  add(form, el("label", "label", { "for": id("q") }, T.label), input, submit);
+  var region = el("div", "answer", { id: id("answer"), "aria-live": "polite" });
+  add(panel, add(el("div", "head"), el("h2", "title", { id: id("title") }, T.title), closeBtn), form, region);
+  add(root, button, panel);
+
+  function mount() { d.body.appendChild(root); }
+  if (d.body) mount(); else d.addEventListener("DOMContentLoaded", mount);
+
+  function setOpen(open, returnFocus) {
+    panel.hidden = !open;
+    button.setAttribute("aria-expanded", String(open));
+    if (open) input.focus();
+    else if (returnFocus) button.focus();
+  }
+  button.addEventListener("click", function () { setOpen(panel.hidden); });
+  closeBtn.addEventListener("click", function () { setOpen(false, true); });
+  root.addEventListener("keydown", function (e) {
+    if (e.key === "Escape" && !panel.hidden) { e.stopPropagation(); setOpen(false, true); }
+  });
+  input.addEventListener("keydown", function (e) {
+    if (e.key === "Enter" && !e.shiftKey && !e.isComposing) { e.preventDefault(); ask(); }
+  });
+  form.addEventListener("submit", function (e) { e.preventDefault(); ask(); });
+
+  function status(text, cls) {
+    region.textContent = "";
+    region.appendChild(el("p", cls || "status", null, text));
+  }
+
+  /* No cookies: the API authenticates with the widget key only. Gives up after 60 s like a network error. */
+  function post(path, body) {
+    var ctl = w.AbortController && new AbortController(), timer = setTimeout(function () { ctl && ctl.abort(); }, 60000);
+    return fetch(api + path, {
+      method: "POST", credentials: "omit", signal: ctl && ctl.signal, body: JSON.stringify(body),
+      headers: { "Content-Type": "application/json", "X-Widget-Key": data("key") }
+    }).then(function (r) {
+      clearTimeout(timer);
+      return r.text().then(function (t) {
+        var j = null;
+        try { j = t ? JSON.parse(t) : null; } catch (err) { /* not JSON: keep null */ }
+        return { ok: r.ok, status: r.status, json: j, retry: r.headers.get("Retry-After") };
+      });
+    });
+  }
+
+  /* An error response's text: {detail} or {field: ["msg", ...]}, or a generic message by status. */
+  function errorText(res) {
+    var j = res.json, msgs = [];
+    if (res.status === 429) {
+      var n = parseInt(res.retry, 10);
+      if (isNaN(n) && j && typeof j.detail === "string") n = parseInt((j.detail.match(/(\d+)\s*s/) || [])[1], 10);
+      return isNaN(n) ? T.rateNoWait : T.rate.replace("{n}", n);
+    }
+    if (j && typeof j === "object") {
+      if (typeof j.detail === "string") msgs.push(j.detail);
+      else for (var k in j) [].concat(j[k]).forEach(function (m) { if (typeof m === "string") msgs.push(m); });
+    }
+    return msgs.length && res.status < 500 ? msgs.join(" ") : T.failed.replace("{s}", res.status);
+  }
+
+  var busy = false;
+  function ask() {
+    var q = input.value.trim();
+    if (busy) return;
+    if (!q) { status(T.empty, "error"); input.focus(); return; }
+    /* aria-disabled, not disabled: a disabled button would drop the focus of whoever just clicked it. */
+    busy = true;
+    submit.setAttribute("aria-disabled", "true");
+    status(T.loading, "status loading");
+    var body = { question: q, page_url: location.href };
+    if (data("app")) body.app = data("app");
+    if (data("source-type")) body.source_type = data("source-type");
+    post("/ask", body).then(function (res) {
+      if (res.ok && res.json && typeof res.json.answer === "string") render(res.json);
+      else status(errorText(res), "error");
+    }, function () { status(T.network, "error"); }).then(function () {
+      busy = false;
+      submit.removeAttribute("aria-disabled");
+    });
+  }
+
+  function safeUrl(u) {
+    try {
+      var url = new URL(u, api);
+      return url.protocol === "https:" || url.protocol === "http:" ? url.href : "";
+    } catch (e) { return ""; }
+  }
+
+  function render(a) {
+    region.textContent = "";
+    var sources = Array.isArray(a.sources) ? a.sources : [];
+    var qid = String(a.query_id == null ? "" : a.query_id);
+    if (a.answer_mode === "extractive") region.appendChild(el("p", "mode", null, T.extractive));
+    var text = el("div", "text");
+    /* "[n]" markers become links to the numbered source; everything else is plain text. */
+    String(a.answer).split(/(\[\d+\])/).forEach(function (part) {
+      var m = /^\[(\d+)\]$/.exec(part), n = m && +m[1];
+      if (n && n <= sources.length) {
+        var ref = el("a", "ref", { href: "#" + id("src-" + qid + "-" + n), "aria-label": T.ref.replace("{n}", n) }, "[" + n + "]");
+        ref.addEventListener("click", function (e) {
+          e.preventDefault();
+          var target = d.getElementById(id("src-" + qid + "-" + n));
+          if (target) { target.focus(); target.scrollIntoView({ block: "nearest" }); }
+        });
+        text.appendChild(ref);
+      } else if (part) text.appendChild(d.createTextNode(part));
+    });
+    region.appendChild(text);
+
+    if (sources.length) {
+      var list = el("ol", "sources");
+      sources.forEach(function (s, i) {
+        var li = el("li", "source", { id: id("src-" + qid + "-" + (i + 1)), tabindex: "-1" });
+        var href = s && s.url ? safeUrl(s.url) : "";
+        var title = (s && s.title) || "\u2014";
+        add(li, href ? el("a", "source-title", { href: href, target: "_blank", rel: "noopener noreferrer" }, title)
+                     : el("span", "source-title", null, title));
+        /* Headings may come as markdown ("## Billing"): shown without the marks, and without the title. */
+        var path = (s && Array.isArray(s.heading_path) ? s.heading_path : []).map(function (h) {
+          return String(h).replace(/^#+\s*/, "");
+        }).filter(function (h) { return h && h !== title; });
+        if (path.length) li.appendChild(el("span", "source-path", null, path.join(" \u203a ")));
+        list.appendChild(li);
+      });
+      add(region, el("h3", "sources-h", null, T.sources), list);
+    } else region.appendChild(el("p", "status", null, T.noSources));
+    if (qid) region.appendChild(feedback(qid));
+  }
+
+  /* Thumb icon (Feather, MIT), drawn so it needs no emoji font; CSS turns it down for "No". */
+  function thumb() {
+    var ns = "http://www.w3.org/2000/svg", svg = d.createElementNS(ns, "svg"), path = d.createElementNS(ns, "path");
+    svg.setAttribute("viewBox", "0 0 24 24");
+    svg.setAttribute("aria-hidden", "true");
+    path.setAttribute("d", "M14 9V5a3 3 0 0 0-3-3l-4 9v11h11.3a2 2 0 0 0 2-1.7l1.4-9a2 2 0 0 0-2-2.3zM7 22H4a2 2 0 0 1-2-2v-7a2 2 0 0 1 2-2h3");
+    svg.appendChild(path);
+    return svg;
+  }
+
+  function feedback(qid) {
+    var msg = el("p", "feedback-msg", { role: "status" });
+    var btns = [true, false].map(function (helpful) {
+      var b = el("button", "thumb", { "aria-label": helpful ? T.yesLabel : T.noLabel, "aria-pressed": "false" });
+      add(b, thumb(), el("span", "", H, helpful ? T.yes : T.no));
+      function set(sent, cls, text) {
+        btns.forEach(function (x) { x.disabled = sent; });
+        b.setAttribute("aria-pressed", String(sent));
+        msg.className = P + "feedback-msg " + P + cls;
+        msg.textContent = text;
+      }
+      b.addEventListener("click", function () {
+        set(true, "sending", "");
+        post("/queries/" + encodeURIComponent(qid) + "/feedback", { helpful: helpful }).then(function (res) {
+          if (res.ok || res.status === 409) set(true, "thanks", T.thanks);
+          else set(false, "error", errorText(res));
+        }, function () { set(false, "error", T.network); });
+      });
+      return b;
+    });
+    return add.apply(null, [el("div", "feedback", { role: "group", "aria-label": T.helpful }),
+      el("span", "feedback-q", null, T.helpful)].concat(btns, msg));
+  }
+})();
