@@ -176,8 +176,20 @@ class SourceFile:
 
 
 def find_markdown_files(paths: Iterable[str | Path]) -> list[SourceFile]:
-    """Markdown files under the given files and folders, with their source path relative to each root."""
+    """Markdown files under the given files and folders, with their source path relative to each root.
+
+    Two different files with the same source path (`a/index.md` and `b/index.md` given as roots `a` and `b`)
+    would overwrite each other, so that is an error naming both.
+    """
     found: dict[str, SourceFile] = {}
+
+    def add(path: Path, rel: str) -> None:
+        other = found.get(rel)
+        if other and other.path.resolve() != path.resolve():
+            raise IngestError(f"{path} and {other.path} would both be stored as {rel!r}: ingest their common "
+                              "parent folder instead, or each with its own --app")
+        found.setdefault(rel, SourceFile(path, rel))
+
     for raw in paths:
         root = Path(raw)
         if not root.exists():
@@ -185,14 +197,13 @@ def find_markdown_files(paths: Iterable[str | Path]) -> list[SourceFile]:
         if root.is_file():
             if root.suffix.lower() not in MARKDOWN_SUFFIXES:
                 raise IngestError(f"{root}: not a markdown file (.md or .markdown)")
-            found.setdefault(root.name, SourceFile(root, root.name))
+            add(root, root.name)
             continue
         for path in sorted(root.rglob("*")):
             if path.is_file() and path.suffix.lower() in MARKDOWN_SUFFIXES and not any(
                 part.startswith(".") for part in path.relative_to(root).parts
             ):
-                rel = path.relative_to(root).as_posix()
-                found.setdefault(rel, SourceFile(path, rel))
+                add(path, path.relative_to(root).as_posix())
     return list(found.values())
 
 

@@ -133,6 +133,17 @@ def test_the_command_rejects_a_missing_path(tmp_path):
         call_command("ingest_docs", str(tmp_path / "nope"), verbosity=0)
 
 
+def test_two_files_that_would_share_a_source_path_are_refused_before_any_work(tmp_path):
+    write(tmp_path, "en/index.md", "# Home\n\nEnglish.")
+    write(tmp_path, "es/index.md", "# Inicio\n\nEspañol.")
+    with pytest.raises(CommandError, match="would both be stored as 'index.md'"):
+        call_command("ingest_docs", str(tmp_path / "en"), str(tmp_path / "es"), "--app", "t-clash", verbosity=0)
+    assert not Document.objects.filter(app="t-clash").exists()
+    call_command("ingest_docs", str(tmp_path), "--app", "t-clash", verbosity=0)
+    assert set(Document.objects.filter(app="t-clash").values_list("source_path", flat=True)) == {
+        "en/index.md", "es/index.md"}
+
+
 def test_prune_removes_documents_whose_files_are_gone_and_dry_run_writes_nothing(tmp_path):
     write(tmp_path, "keep.md", "# Keep\n\nStays.")
     gone = write(tmp_path, "gone.md", "# Gone\n\nWill be removed.")
