@@ -154,11 +154,20 @@ TOKEN_ENCODING = env.str("TOKEN_ENCODING", default="o200k_base")
 
 # Retrieval and trimming
 RETRIEVAL_TRIM = env.bool("RETRIEVAL_TRIM", default=False)
-RETRIEVAL_TRIM_THRESHOLD = env.float("RETRIEVAL_TRIM_THRESHOLD", default=0.80)
+# Calibrated for multilingual-e5-small on XQuAD EN+ES (docs/en/calibration.md): >= 99% answer retention.
+RETRIEVAL_TRIM_THRESHOLD = env.float("RETRIEVAL_TRIM_THRESHOLD", default=0.90)
 RETRIEVAL_TRIM_WINDOW = env.int("RETRIEVAL_TRIM_WINDOW", default=1)
 RETRIEVAL_TRIM_MIN_SENTENCES = env.int("RETRIEVAL_TRIM_MIN_SENTENCES", default=1)
-RETRIEVAL_TRIM_RELATIVE_MARGIN = env.float("RETRIEVAL_TRIM_RELATIVE_MARGIN", default=None)
-RETRIEVAL_TRIM_DROP_MARGIN = env.float("RETRIEVAL_TRIM_DROP_MARGIN", default=None)
+
+
+def optional_margin(name: str, default: float) -> float | None:
+    """A margin in cosine units, or None when set to `off` (the seed's behaviour)."""
+    raw = env.str(name, default=str(default)).strip().lower()
+    return None if raw in ("", "off", "none") else float(raw)
+
+
+RETRIEVAL_TRIM_RELATIVE_MARGIN = optional_margin("RETRIEVAL_TRIM_RELATIVE_MARGIN", 0.07)
+RETRIEVAL_TRIM_DROP_MARGIN = optional_margin("RETRIEVAL_TRIM_DROP_MARGIN", 0.03)
 QUERY_MAX_LENGTH = env.int("QUERY_MAX_LENGTH", default=2000)
 
 # Oráculo: the LLM

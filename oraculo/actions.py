@@ -1,0 +1,71 @@
+"""Every write to Oráculo's user-facing tables: the question log, its feedback, and its retention purge.
+
+Questions can hold personal data, so keeping all writes here keeps one place to audit what is stored.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.utils import timezone
+
+from biblioteca.retrieval import RetrievedChunk
+from oraculo.models import AnswerMode, OraculoQuery, WidgetKey
+
+
+class FeedbackError(Exception):
+    """Feedback that may not be recorded."""
+
+
+class FeedbackNotAllowed(FeedbackError):
+    """Only whoever asked (the same widget key or the same user) may judge the answer."""
+
+
+class FeedbackAlreadyGiven(FeedbackError):
+    """Feedback is accepted once per query, so a widget cannot stuff the ballot."""
+
+
+def query_log_create(*, question: str, app: str | None, source_type: str | None, answer: str,
+                     answer_mode: AnswerMode | str, chunks: Sequence[RetrievedChunk], trimmed: bool,
+                     trim_params: Mapping | None, tokens_before: int, tokens_in_context: int,
+                     latency_ms: Mapping[str, float | None], llm_model: str = "", llm_error: str = "",
+                     widget_key: WidgetKey | None = None, user: AbstractBaseUser | None = None,
+                     page_url: str = "") -> OraculoQuery:
+    """Log one answered question with what is needed to replay and judge it."""
+    return OraculoQuery.objects.create(
+        question=question, app=app or "", source_type=source_type or "", answer=answer,
+        answer_mode=answer_mode, chunk_ids=[c.chunk_id for c in chunks],
+        chunk_scores=[round(c.score, 4) for c in chunks], trimmed=trimmed, trim_params=dict(trim_params or {}),
+        tokens_before=tokens_before, tokens_in_context=tokens_in_context, latency_ms=dict(latency_ms),
+        llm_model=llm_model, llm_error=llm_error, widget_key=widget_key,
+        user=user if user is not None and user.is_authenticated else None, page_url=page_url or "",
+    )
+
+
+def query_feedback_record(*, query: OraculoQuery, helpful: bool, comment: str = "",
+                          widget_key: WidgetKey | None = None, user: AbstractBaseUser | None = None
+                          ) -> OraculoQuery:
+    """Store whether the answer helped; once, and only from the key or user that asked."""
+    asked_by_key = query.widget_key_id is not None and widget_key is not None and query.widget_key_id == widget_key.pk
+    asked_by_user = (query.user_id is not None and user is not None and user.is_authenticated
+                     and query.user_id == user.pk)
+    if not (asked_by_key or asked_by_user):
+        raise FeedbackNotAllowed("Only the widget key or user that asked this question may give feedback on it.")
+    now = timezone.now()
+    updated = OraculoQuery.objects.filter(pk=query.pk, feedback_at__isnull=True).update(
+        helpful=helpful, feedback_comment=comment, feedback_at=now)
+    if not updated:
+        raise FeedbackAlreadyGiven("Feedback on this query was already recorded; it is accepted only once.")
+    query.helpful, query.feedback_comment, query.feedback_at = helpful, comment, now
+    return query
+
+
+def queries_purge(*, older_than: timedelta, dry_run: bool = False, now: datetime | None = None) -> int:
+    """Delete (or, on a dry run, count) the queries asked before `now - older_than`; returns how many."""
+    cutoff = (now or timezone.now()) - older_than
+    old = OraculoQuery.objects.filter(created_at__lt=cutoff)
+    if dry_run:
+        return old.count()
+    _, per_model = old.delete()
+    return per_model.get(OraculoQuery._meta.label, 0)

@@ -1,0 +1,80 @@
+"""Admin for Oráculo: the question log, read-only (it is evidence), and the widget keys, editable."""
+from __future__ import annotations
+
+from django.contrib import admin
+from django.db.models import QuerySet
+from django.http import HttpRequest
+
+from oraculo.admin_eval import EvalAdminMixin
+from oraculo.models import OraculoQuery, WidgetKey
+
+
+class FeedbackFilter(admin.SimpleListFilter):
+    title = "feedback"
+    parameter_name = "feedback"
+
+    def lookups(self, request, model_admin):
+        return [("yes", "Helpful"), ("no", "Not helpful"), ("none", "No feedback")]
+
+    def queryset(self, request, queryset: QuerySet[OraculoQuery]) -> QuerySet[OraculoQuery]:
+        value = self.value()
+        if value == "yes":
+            return queryset.filter(helpful=True)
+        if value == "no":
+            return queryset.filter(helpful=False)
+        if value == "none":
+            return queryset.filter(helpful__isnull=True)
+        return queryset
+
+
+@admin.register(OraculoQuery)
+class OraculoQueryAdmin(EvalAdminMixin, admin.ModelAdmin):
+    """Only the API writes queries and only purge_queries deletes them (retention of personal data)."""
+
+    list_display = ["short_question", "app", "answer_mode", "trimmed", "tokens_in_context", "tokens_before",
+                    "total_ms", "llm_model", "helpful", "caller", "created_at"]
+    list_filter = ["app", "answer_mode", "trimmed", FeedbackFilter, "created_at"]
+    list_select_related = ["widget_key", "user"]
+    search_fields = ["question"]
+    date_hierarchy = "created_at"
+    fields = ["question", "answer", "answer_mode", "app", "source_type", "page_url", "widget_key", "user",
+              "chunk_ids", "chunk_scores", "trimmed", "trim_params", "tokens_before", "tokens_in_context",
+              "latency_ms", "llm_model", "llm_error", "helpful", "feedback_comment", "feedback_at", "created_at"]
+    readonly_fields = fields
+
+    def has_add_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+    @admin.display(description="question", ordering="question")
+    def short_question(self, obj: OraculoQuery) -> str:
+        return obj.question if len(obj.question) <= 80 else obj.question[:79] + "…"
+
+    @admin.display(description="total ms")
+    def total_ms(self, obj: OraculoQuery) -> str:
+        total = (obj.latency_ms or {}).get("total")
+        return "-" if total is None else f"{total:.0f}"
+
+    @admin.display(description="asked by")
+    def caller(self, obj: OraculoQuery) -> str:
+        if obj.widget_key_id:
+            return f"key: {obj.widget_key.name}"
+        return f"user: {obj.user}" if obj.user_id else "-"
+
+
+@admin.register(WidgetKey)
+class WidgetKeyAdmin(admin.ModelAdmin):
+    list_display = ["name", "app", "key", "origins", "rate_limit", "is_active", "created_at"]
+    list_filter = ["app", "is_active"]
+    search_fields = ["name", "key", "app"]
+    fields = ["name", "app", "key", "allowed_origins", "rate_limit", "is_active", "created_at"]
+    readonly_fields = ["key", "created_at"]
+
+    @admin.display(description="allowed origins")
+    def origins(self, obj: WidgetKey) -> str:
+        return ", ".join(obj.allowed_origins) or "-"

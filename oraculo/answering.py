@@ -1,0 +1,107 @@
+"""ask(): retrieve from the library, synthesise with the LLM when there is one, and log the question.
+
+Any LLM failure degrades to an extractive answer (the best passages, cited), so a question always gets
+the documentation's own words rather than an error.
+"""
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+
+from biblioteca.retrieval import RetrievedChunk, retrieve
+from oraculo import actions
+from oraculo.llm import LLMError, llm_configured, synthesize_answer
+from oraculo.models import AnswerMode, WidgetKey
+
+EXTRACTIVE_PASSAGES = 3
+NOT_FOUND = {
+    "en": "The documentation has no passage about this question.",
+    "es": "La documentación no tiene ningún pasaje sobre esta pregunta.",
+}
+_SPANISH = re.compile(r"[¿¡ñáéíóú]|\b(?:qué|como|cómo|cuál|cuándo|dónde|puedo|mi|mis|el|la|los|las|una|para|"
+                      r"con|del|es|está|hay|se|por|mucho|cuesta|cuenta)\b", re.IGNORECASE)
+_ENGLISH = re.compile(r"\b(?:what|how|which|when|where|can|my|the|a|an|for|with|of|is|are|do|does|i|to|"
+                      r"much|cost|account)\b", re.IGNORECASE)
+
+
+class AppNotAllowed(Exception):
+    """A widget key answers for its own app only."""
+
+
+@dataclass(frozen=True)
+class AskResult:
+    query_id: int
+    answer: str
+    answer_mode: str
+    sources: list[RetrievedChunk]
+    trimmed: bool
+    tokens_in_context: int
+    tokens_before: int
+    latency_ms: dict[str, float | None]
+    llm_model: str
+    llm_error: str
+
+
+def question_language(question: str) -> str:
+    """Spanish or English by counting common words; only the one sentence Oráculo writes itself needs it."""
+    return "es" if len(_SPANISH.findall(question)) > len(_ENGLISH.findall(question)) else "en"
+
+
+def source_label(chunk: RetrievedChunk) -> str:
+    return chunk.doc_line.removeprefix("[Doc: ").removesuffix("]")
+
+
+def extractive_answer(*, question: str, chunks: Sequence[RetrievedChunk]) -> str:
+    """The top passages verbatim, numbered like the sources they come from."""
+    if not chunks:
+        return NOT_FOUND[question_language(question)]
+    return "\n\n".join(f"[{n}] {source_label(chunk)}\n{chunk.text.strip()}"
+                       for n, chunk in enumerate(chunks[:EXTRACTIVE_PASSAGES], start=1))
+
+
+def resolve_app(*, app: str | None, widget_key: WidgetKey | None) -> str | None:
+    if widget_key is None:
+        return app or None
+    if app and app != widget_key.app:
+        raise AppNotAllowed(f"This widget key answers questions about app '{widget_key.app}' only, "
+                            f"not '{app}'.")
+    return widget_key.app
+
+
+def ask(question: str, *, app: str | None = None, source_type: str | None = None,
+        widget_key: WidgetKey | None = None, user: AbstractBaseUser | None = None, page_url: str = "") -> AskResult:
+    """Answer `question` from the library (scoped to the key's app) and log it as an OraculoQuery."""
+    started = time.perf_counter()
+    question = question.strip()
+    app = resolve_app(app=app, widget_key=widget_key)
+    retrieval = retrieve(question, trim=None, filters={"app": app, "source_type": source_type or None})
+    chunks = retrieval.chunks
+    answer, mode, model, error, llm_ms = "", AnswerMode.EXTRACTIVE, "", "", None
+    if chunks and llm_configured():
+        t = time.perf_counter()
+        try:
+            synthesis = synthesize_answer(question=question, chunks=chunks)
+        except LLMError as exc:
+            error, model = str(exc), settings.LLM_MODEL
+        else:
+            answer, mode, model = synthesis.text, AnswerMode.LLM, synthesis.model
+        llm_ms = round((time.perf_counter() - t) * 1000, 3)
+    if mode == AnswerMode.EXTRACTIVE:
+        answer = extractive_answer(question=question, chunks=chunks)
+    timings = retrieval.timings_ms
+    latency = {"embedding": timings.get("embedding"), "search": timings.get("search"), "trim": timings.get("trim"),
+               "llm": llm_ms, "total": round((time.perf_counter() - started) * 1000, 3)}
+    query = actions.query_log_create(
+        question=question, app=app, source_type=source_type, answer=answer, answer_mode=mode, chunks=chunks,
+        trimmed=retrieval.trimmed, trim_params=retrieval.trim_params, tokens_before=retrieval.tokens_before,
+        tokens_in_context=retrieval.tokens_in_context, latency_ms=latency, llm_model=model, llm_error=error,
+        widget_key=widget_key, user=user, page_url=page_url,
+    )
+    return AskResult(query_id=query.pk, answer=answer, answer_mode=mode.value, sources=list(chunks),
+                     trimmed=retrieval.trimmed, tokens_in_context=retrieval.tokens_in_context,
+                     tokens_before=retrieval.tokens_before, latency_ms=latency, llm_model=model, llm_error=error)

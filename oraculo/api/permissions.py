@@ -1,0 +1,30 @@
+"""Who may ask: a widget key used from one of its origins, a staff user, or an API token."""
+from __future__ import annotations
+
+from rest_framework.authtoken.models import Token
+from rest_framework.permissions import BasePermission
+from rest_framework.request import Request
+
+from oraculo.api.authentication import HEADER, widget_key_of
+
+
+class IsWidgetKeyStaffOrToken(BasePermission):
+    message = (f"Send a widget key in the {HEADER} header, or authenticate as a staff user or with an API token.")
+
+    def has_permission(self, request: Request, view) -> bool:
+        if widget_key_of(request) is not None or isinstance(request.auth, Token):
+            return True
+        user = request.user
+        return bool(user and user.is_authenticated and user.is_staff)
+
+
+class WidgetKeyOriginAllowed(BasePermission):
+    """A browser's Origin must be one the key lists; requests without Origin (servers, curl) pass."""
+
+    def has_permission(self, request: Request, view) -> bool:
+        widget_key = widget_key_of(request)
+        origin = request.headers.get("Origin")
+        if widget_key is None or not origin or widget_key.allows_origin(origin):
+            return True
+        self.message = f"The origin {origin} is not allowed for this widget key."
+        return False

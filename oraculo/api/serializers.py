@@ -1,0 +1,147 @@
+"""Request and response shapes of the Oráculo API; the response serializers also type the OpenAPI schema."""
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from django.conf import settings
+from rest_framework import serializers
+
+from oraculo.models import AnswerMode
+
+JSON_TYPES = {bool: "a boolean", int: "a number", float: "a number", list: "an array", dict: "an object"}
+
+
+class TextField(serializers.CharField):
+    """A CharField that refuses numbers and booleans instead of turning them into strings."""
+
+    default_error_messages = {"not_text": "Must be text (a JSON string), not {kind}."}
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("not_text", kind=JSON_TYPES.get(type(data), type(data).__name__))
+        return super().to_internal_value(data)
+
+
+class RoundedFloatField(serializers.FloatField):
+    def to_representation(self, value):
+        return None if value is None else round(float(value), 4)
+
+
+class StrictInputSerializer(serializers.Serializer):
+    """Rejects fields it does not know, naming them, alongside any other field errors."""
+
+    def to_internal_value(self, data):
+        errors: dict = {}
+        try:
+            value = super().to_internal_value(data)
+        except serializers.ValidationError as exc:
+            errors.update(exc.detail if isinstance(exc.detail, Mapping) else {"non_field_errors": exc.detail})
+            value = None
+        if isinstance(data, Mapping):
+            accepted = ", ".join(name for name, field in self.fields.items() if not field.read_only)
+            for name in sorted(set(data) - set(self.fields)):
+                errors[name] = [f"Unknown field. Accepted fields: {accepted}."]
+        if errors:
+            raise serializers.ValidationError(errors)
+        return value
+
+
+class AskSerializer(StrictInputSerializer):
+    question = TextField()
+    app = TextField(required=False, allow_blank=True, max_length=100,
+                    help_text="Only for staff and API tokens: a widget key always asks about its own app.")
+    source_type = TextField(required=False, allow_blank=True, max_length=50,
+                            help_text="Limit the search to one source type (e.g. a language or `faq`).")
+    page_url = serializers.URLField(required=False, allow_blank=True, max_length=2000,
+                                    help_text="The page the question was asked from.")
+
+    def get_fields(self):
+        """The length limit is read per request, so QUERY_MAX_LENGTH can change without a restart."""
+        fields = super().get_fields()
+        fields["question"] = TextField(
+            max_length=settings.QUERY_MAX_LENGTH,
+            error_messages={"blank": "The question may not be empty.", "required": "A question is required.",
+                            "null": "The question may not be null.",
+                            "max_length": "The question is too long: at most {max_length} characters."},
+        )
+        return fields
+
+
+class SourceSerializer(serializers.Serializer):
+    id = serializers.IntegerField(help_text="The chunk's id; citation [n] refers to the n-th source.")
+    title = serializers.CharField()
+    heading_path = serializers.ListField(child=serializers.CharField())
+    url = serializers.CharField()
+    score = RoundedFloatField(help_text="Cosine similarity to the question.")
+    content = serializers.CharField(help_text="A `[Doc: ...]` line, then the (possibly trimmed) passage.")
+
+
+class LatencySerializer(serializers.Serializer):
+    embedding = RoundedFloatField()
+    search = RoundedFloatField()
+    trim = RoundedFloatField(allow_null=True, help_text="Null when trimming is off.")
+    llm = RoundedFloatField(allow_null=True, help_text="Null when no LLM was called.")
+    total = RoundedFloatField()
+
+
+class AskResponseSerializer(serializers.Serializer):
+    query_id = serializers.IntegerField(help_text="Send feedback on this answer to /queries/{query_id}/feedback.")
+    answer = serializers.CharField()
+    answer_mode = serializers.ChoiceField(choices=AnswerMode.choices,
+                                          help_text="`extractive` when no LLM is configured or it failed.")
+    sources = SourceSerializer(many=True)
+    trimmed = serializers.BooleanField()
+    tokens_in_context = serializers.IntegerField()
+    tokens_before = serializers.IntegerField(help_text="Tokens of the context before trimming.")
+    latency_ms = LatencySerializer()
+
+
+class FeedbackSerializer(StrictInputSerializer):
+    helpful = serializers.BooleanField()
+    comment = TextField(required=False, allow_blank=True, max_length=2000)
+
+
+class FeedbackRecordedSerializer(serializers.Serializer):
+    query_id = serializers.IntegerField(source="pk")
+    helpful = serializers.BooleanField()
+    comment = serializers.CharField(source="feedback_comment")
+    feedback_at = serializers.DateTimeField()
+
+
+class HealthDatabaseSerializer(serializers.Serializer):
+    ok = serializers.BooleanField()
+
+
+class HealthPgvectorSerializer(serializers.Serializer):
+    ok = serializers.BooleanField()
+    version = serializers.CharField(help_text="Installed pgvector version; empty when missing.")
+
+
+class HealthEmbedderSerializer(serializers.Serializer):
+    backend = serializers.CharField()
+    model = serializers.CharField()
+    dimensions = serializers.IntegerField()
+
+
+class HealthLLMSerializer(serializers.Serializer):
+    configured = serializers.BooleanField()
+    model = serializers.CharField()
+
+
+class HealthSerializer(serializers.Serializer):
+    status = serializers.ChoiceField(choices=["ok", "unavailable"])
+    database = HealthDatabaseSerializer()
+    pgvector = HealthPgvectorSerializer()
+    embedder = HealthEmbedderSerializer()
+    llm = HealthLLMSerializer()
+
+
+class OraculoErrorSerializer(serializers.Serializer):
+    detail = serializers.CharField()
+
+
+VALIDATION_ERROR_SCHEMA = {
+    "type": "object",
+    "description": "Field name (or `non_field_errors`) -> messages.",
+    "additionalProperties": {"type": "array", "items": {"type": "string"}},
+}

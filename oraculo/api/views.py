@@ -1,0 +1,154 @@
+"""The Oráculo API: ask, give feedback on an answer, and health. Thin doors onto answering/actions/selectors."""
+from __future__ import annotations
+
+import logging
+
+from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.authentication import SessionAuthentication, TokenAuthentication
+from rest_framework.exceptions import APIException, NotAuthenticated, NotFound, PermissionDenied
+from rest_framework.parsers import JSONParser
+from rest_framework.permissions import AllowAny
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from biblioteca.embeddings import EmbeddingError
+from oraculo import actions
+from oraculo.answering import AppNotAllowed, ask
+from oraculo.api.authentication import WidgetKeyAuthentication, widget_key_of
+from oraculo.api.permissions import IsWidgetKeyStaffOrToken, WidgetKeyOriginAllowed
+from oraculo.api.serializers import (
+    VALIDATION_ERROR_SCHEMA,
+    AskResponseSerializer,
+    AskSerializer,
+    FeedbackRecordedSerializer,
+    FeedbackSerializer,
+    HealthSerializer,
+    OraculoErrorSerializer,
+)
+from oraculo.api.throttling import ClientIPRateThrottle, WidgetKeyRateThrottle
+from oraculo.selectors import health_check, query_get
+
+logger = logging.getLogger(__name__)
+
+TAGS = ["oraculo"]
+ERROR = OraculoErrorSerializer
+ERROR_RESPONSES = {
+    400: OpenApiResponse(VALIDATION_ERROR_SCHEMA, description="Invalid body: messages per field."),
+    401: OpenApiResponse(ERROR, description="No credential, or an unknown or inactive widget key."),
+    403: OpenApiResponse(ERROR, description="Origin not allowed for the key, or not allowed to do this."),
+    429: OpenApiResponse(ERROR, description="Rate limit of the key or of the client IP; see Retry-After."),
+}
+CALLER_AUTHENTICATION = [WidgetKeyAuthentication, SessionAuthentication, TokenAuthentication]
+
+
+class Conflict(APIException):
+    status_code = status.HTTP_409_CONFLICT
+    default_detail = "The request conflicts with the current state."
+    default_code = "conflict"
+
+
+class ServiceUnavailable(APIException):
+    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
+    default_detail = "The service is unavailable. Try again shortly."
+    default_code = "unavailable"
+
+
+class CallerAPIView(APIView):
+    """Says how to authenticate when no credential came, instead of DRF's generic message."""
+
+    def permission_denied(self, request: Request, message=None, code=None):
+        if request.authenticators and not request.successful_authenticator:
+            raise NotAuthenticated(IsWidgetKeyStaffOrToken.message)
+        super().permission_denied(request, message=message, code=code)
+
+
+class AskView(CallerAPIView):
+    authentication_classes = CALLER_AUTHENTICATION
+    permission_classes = [IsWidgetKeyStaffOrToken, WidgetKeyOriginAllowed]
+    throttle_classes = [WidgetKeyRateThrottle, ClientIPRateThrottle]
+    parser_classes = [JSONParser]
+
+    @extend_schema(
+        operation_id="ask", tags=TAGS, request=AskSerializer,
+        summary="Answer a question from the documentation",
+        description="Retrieves the best passages (scoped to the widget key's app), answers with the LLM citing "
+                    "them as [1], [2]..., or extractively when no LLM is configured or it fails.",
+        responses={200: AskResponseSerializer, **ERROR_RESPONSES,
+                   503: OpenApiResponse(ERROR, description="Database or embedding model unavailable.")},
+        examples=[OpenApiExample("question", request_only=True,
+                                 value={"question": "How do I reset my password?",
+                                        "page_url": "https://help.example.com/account"})],
+    )
+    def post(self, request: Request) -> Response:
+        serializer = AskSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        try:
+            result = ask(data["question"], app=data.get("app") or None, source_type=data.get("source_type") or None,
+                         widget_key=widget_key_of(request), user=request.user, page_url=data.get("page_url", ""))
+        except AppNotAllowed as exc:
+            raise PermissionDenied(str(exc)) from exc
+        except EmbeddingError as exc:
+            logger.exception("embedding failed while answering")
+            raise ServiceUnavailable("The embedding model is unavailable. Try again shortly.") from exc
+        return Response(AskResponseSerializer(result).data)
+
+
+class QueryFeedbackView(CallerAPIView):
+    authentication_classes = CALLER_AUTHENTICATION
+    permission_classes = [IsWidgetKeyStaffOrToken, WidgetKeyOriginAllowed]
+    throttle_classes = [WidgetKeyRateThrottle, ClientIPRateThrottle]
+    parser_classes = [JSONParser]
+
+    @extend_schema(
+        operation_id="query_feedback", tags=TAGS, request=FeedbackSerializer,
+        summary="Say whether an answer helped",
+        description="Accepted once per query, and only from the widget key or user that asked it.",
+        responses={200: FeedbackRecordedSerializer, **ERROR_RESPONSES,
+                   404: OpenApiResponse(ERROR, description="No query with this id."),
+                   409: OpenApiResponse(ERROR, description="Feedback on this query was already recorded.")},
+    )
+    def post(self, request: Request, query_id: int) -> Response:
+        query = query_get(query_id=query_id)
+        if query is None:
+            raise NotFound(f"No query with id {query_id}.")
+        serializer = FeedbackSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            query = actions.query_feedback_record(
+                query=query, helpful=serializer.validated_data["helpful"],
+                comment=serializer.validated_data.get("comment", ""),
+                widget_key=widget_key_of(request), user=request.user)
+        except actions.FeedbackNotAllowed as exc:
+            raise PermissionDenied(str(exc)) from exc
+        except actions.FeedbackAlreadyGiven as exc:
+            raise Conflict(str(exc)) from exc
+        return Response(FeedbackRecordedSerializer(query).data)
+
+
+class HealthView(APIView):
+    """Public and unauthenticated, so load balancers can probe it; it never embeds nor calls the LLM."""
+
+    authentication_classes: list = []
+    permission_classes = [AllowAny]
+    throttle_classes: list = []
+
+    @extend_schema(
+        operation_id="health", tags=TAGS, auth=[], summary="Is the service able to answer?",
+        responses={200: HealthSerializer,
+                   503: OpenApiResponse(HealthSerializer, description="The database or pgvector is unavailable.")},
+    )
+    def get(self, request: Request) -> Response:
+        health = health_check()
+        body = {
+            "status": "ok" if health.ok else "unavailable",
+            "database": {"ok": health.database},
+            "pgvector": {"ok": bool(health.pgvector_version), "version": health.pgvector_version},
+            "embedder": {"backend": health.embedder_backend, "model": health.embedder_model,
+                         "dimensions": health.embedder_dimensions},
+            "llm": {"configured": health.llm_configured, "model": health.llm_model},
+        }
+        return Response(HealthSerializer(body).data,
+                        status=status.HTTP_200_OK if health.ok else status.HTTP_503_SERVICE_UNAVAILABLE)

@@ -1,0 +1,68 @@
+"""Reads for Oráculo: widget keys and their origins, logged queries, and the service's health."""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import DatabaseError, connection
+from django.db.models import Q
+
+from biblioteca.embeddings import configured_model_name
+from oraculo.llm import llm_configured
+from oraculo.models import OraculoQuery, WidgetKey
+
+logger = logging.getLogger(__name__)
+
+
+def widget_key_get_active(*, key: str) -> WidgetKey | None:
+    if not key:
+        return None
+    return WidgetKey.objects.filter(key=key, is_active=True).first()
+
+
+def origin_allowed_by_any_key(*, origin: str) -> bool:
+    """Whether some active key lists `origin`; preflights carry no key, so this is all they can be judged by."""
+    origin = origin.rstrip("/")
+    if not origin:
+        return False
+    return WidgetKey.objects.filter(
+        Q(allowed_origins__contains=[origin]) | Q(allowed_origins__contains=[origin + "/"]), is_active=True,
+    ).exists()
+
+
+def query_get(*, query_id: int) -> OraculoQuery | None:
+    return OraculoQuery.objects.filter(pk=query_id).first()
+
+
+@dataclass(frozen=True)
+class Health:
+    database: bool
+    pgvector_version: str
+    embedder_backend: str
+    embedder_model: str
+    embedder_dimensions: int
+    llm_configured: bool
+    llm_model: str
+
+    @property
+    def ok(self) -> bool:
+        """Without the database or pgvector nothing can be answered; without an LLM answers are extractive."""
+        return self.database and bool(self.pgvector_version)
+
+
+def health_check() -> Health:
+    """One cheap query (no embedding, no LLM call): is the database up, with pgvector installed?"""
+    database, version = True, ""
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
+            row = cursor.fetchone()
+            version = row[0] if row else ""
+    except DatabaseError:
+        logger.exception("health check: the database is unreachable")
+        database = False
+    configured = llm_configured()
+    return Health(database=database, pgvector_version=version, embedder_backend=settings.EMBEDDING_BACKEND,
+                  embedder_model=configured_model_name(), embedder_dimensions=settings.EMBEDDING_DIMENSIONS,
+                  llm_configured=configured, llm_model=settings.LLM_MODEL if configured else "")
