@@ -69,9 +69,7 @@ def load_cases(qa_dir: Path, lang: str, top_k: int, limit: int | None) -> list[C
         vector = embedder.embed_query(row["question"])
         chunks = search(query_vector=vector, top_k=top_k, filters={"app": app})
         stored = sentences_for_chunks([c.id for c in chunks])
-        inputs = [TrimInput(c.original_text, [(s.start_offset, s.end_offset) for s in stored[c.id]],
-                            np.asarray([s.embedding for s in stored[c.id]], dtype=np.float32).reshape(-1, 384))
-                  for c in chunks]
+        inputs = [TrimInput(c.original_text, stored[c.id].spans, stored[c.id].vectors) for c in chunks]
         context = normalise(" ".join(c.content for c in chunks))
         answers = [normalise(a["text"]) for a in row["answers"]]
         cases.append(Case(row["question"], answers, chunks, inputs, vector,

@@ -103,10 +103,9 @@ def trim_retrieved(chunks: Sequence[RetrievedChunk], *, query_vector: np.ndarray
     inputs: list[TrimInput | None] = []
     missing: list[int] = []
     for i, chunk in enumerate(chunks):
-        sentences = stored.get(chunk.id) or []
+        sentences = stored.get(chunk.id)
         if sentences:
-            inputs.append(TrimInput(chunk.original_text, [(s.start_offset, s.end_offset) for s in sentences],
-                                    np.asarray([s.embedding for s in sentences], dtype=np.float32)))
+            inputs.append(TrimInput(chunk.original_text, sentences.spans, sentences.vectors))
         else:
             inputs.append(None)
             missing.append(i)
@@ -131,9 +130,15 @@ def trim_retrieved(chunks: Sequence[RetrievedChunk], *, query_vector: np.ndarray
     return trimmed, calls
 
 
-def context_tokens(chunks: Sequence[RetrievedChunk], *, original: bool = False) -> int:
-    return sum(count_tokens(c.original_content if original else c.content, encoding=settings.TOKEN_ENCODING)
-               for c in chunks)
+def chunk_tokens(chunk: RetrievedChunk) -> int:
+    return count_tokens(chunk.content, encoding=settings.TOKEN_ENCODING)
+
+
+def context_tokens(chunks: Sequence[RetrievedChunk], *, known: Mapping[int, int] | None = None) -> int:
+    """Tokens of the chunks' contents; `known` gives the counts of untrimmed chunks, so only trimmed ones
+    are counted again."""
+    known = known or {}
+    return sum(known[c.id] if c.id in known and not c.trimmed else chunk_tokens(c) for c in chunks)
 
 
 def retrieve(query: str, *, top_k: int = 5, trim: bool | None = None, trim_threshold: float | None = None,
@@ -149,7 +154,8 @@ def retrieve(query: str, *, top_k: int = 5, trim: bool | None = None, trim_thres
     t = time.perf_counter()
     chunks = search(query_vector=query_vector, top_k=top_k, filters=filters)
     timings["search"] = (time.perf_counter() - t) * 1000
-    tokens_before = context_tokens(chunks)
+    untrimmed_tokens = {c.id: chunk_tokens(c) for c in chunks}
+    tokens_before = sum(untrimmed_tokens.values())
     do_trim = settings.RETRIEVAL_TRIM if trim is None else trim
     params = calls = None
     if do_trim:
@@ -157,7 +163,7 @@ def retrieve(query: str, *, top_k: int = 5, trim: bool | None = None, trim_thres
         t = time.perf_counter()
         chunks, calls = trim_retrieved(chunks, query_vector=query_vector, params=params)
         timings["trim"] = (time.perf_counter() - t) * 1000
-    tokens = context_tokens(chunks) if do_trim else tokens_before
+    tokens = context_tokens(chunks, known=untrimmed_tokens) if do_trim else tokens_before
     timings["total"] = (time.perf_counter() - started) * 1000
     return RetrievalResult(chunks=chunks, tokens_in_context=tokens, tokens_before=tokens_before,
                            trimmed=bool(do_trim), trim_params=asdict(params) if params else None,

@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
+from django.db import connection
 from django.db.models import Count, QuerySet
 from pgvector.django import CosineDistance
 
@@ -30,11 +32,37 @@ def chunk_search(*, query_vector: np.ndarray, top_k: int, app: str | None = None
     return chunks
 
 
-def sentences_for_chunks(chunk_ids: Sequence[int]) -> dict[int, list[Sentence]]:
-    """Stored sentences (with vectors) of the given chunks, in order, keyed by chunk id."""
-    out: dict[int, list[Sentence]] = {cid: [] for cid in chunk_ids}
-    for sentence in Sentence.objects.filter(chunk_id__in=chunk_ids).order_by("chunk_id", "position"):
-        out[sentence.chunk_id].append(sentence)
+@dataclass(frozen=True)
+class StoredSentences:
+    """A chunk's sentence spans (offsets into its text) and their vectors, shape (n, d)."""
+
+    spans: list[tuple[int, int]]
+    vectors: np.ndarray
+
+
+def sentences_for_chunks(chunk_ids: Sequence[int]) -> dict[int, StoredSentences]:
+    """Stored sentences of the given chunks, in order; chunks without any are absent.
+
+    The vectors travel in pgvector's binary form (`vector_send`: two int16 headers, then big-endian
+    float32s): parsing the text form costs several milliseconds per query, this costs a fraction of one.
+    """
+    if not chunk_ids:
+        return {}
+    table = Sentence._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT chunk_id, start_offset, end_offset, vector_send(embedding) FROM {table} "
+            "WHERE chunk_id = ANY(%s) ORDER BY chunk_id, position",
+            [list(chunk_ids)],
+        )
+        rows = cursor.fetchall()
+    grouped: dict[int, list[tuple[int, int, bytes]]] = {}
+    for chunk_id, start, end, raw in rows:
+        grouped.setdefault(chunk_id, []).append((start, end, bytes(raw)))
+    out: dict[int, StoredSentences] = {}
+    for chunk_id, items in grouped.items():
+        vectors = np.stack([np.frombuffer(raw, dtype=">f4", offset=4) for _, _, raw in items]).astype(np.float32)
+        out[chunk_id] = StoredSentences([(start, end) for start, end, _ in items], vectors)
     return out
 
 
