@@ -1,10 +1,12 @@
-"""API-wide error handling: every error is JSON, a lost database is a 503 rather than a traceback."""
+"""What every API endpoint shares: JSON errors (a lost database is a 503, not a traceback), the staff-or-token
+permission, and request fields that refuse what they do not know."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 
 from django.db import DatabaseError
-from rest_framework import status
+from rest_framework import serializers, status
 from rest_framework.authtoken.models import Token
 from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
@@ -34,3 +36,36 @@ class IsStaffOrToken(BasePermission):
         if not (user and user.is_authenticated):
             return False
         return bool(user.is_staff or isinstance(request.auth, Token))
+
+
+JSON_TYPES = {bool: "a boolean", int: "a number", float: "a number", list: "an array", dict: "an object"}
+
+
+class TextField(serializers.CharField):
+    """A CharField that refuses numbers and booleans instead of turning them into strings."""
+
+    default_error_messages = {"not_text": "Must be text (a JSON string), not {kind}."}
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("not_text", kind=JSON_TYPES.get(type(data), type(data).__name__))
+        return super().to_internal_value(data)
+
+
+class StrictInputSerializer(serializers.Serializer):
+    """Rejects fields it does not know, naming them, alongside any other field errors."""
+
+    def to_internal_value(self, data):
+        errors: dict = {}
+        try:
+            value = super().to_internal_value(data)
+        except serializers.ValidationError as exc:
+            errors.update(exc.detail if isinstance(exc.detail, Mapping) else {"non_field_errors": exc.detail})
+            value = None
+        if isinstance(data, Mapping):
+            accepted = ", ".join(name for name, field in self.fields.items() if not field.read_only)
+            for name in sorted(set(data) - set(self.fields)):
+                errors[name] = [f"Unknown field. Accepted fields: {accepted}."]
+        if errors:
+            raise serializers.ValidationError(errors)
+        return value

@@ -5,30 +5,10 @@ from django.conf import settings
 from rest_framework import serializers
 
 from biblioteca.retrieval import MAX_TOP_K
+from config.api import StrictInputSerializer, TextField
 
 
-class StrictSerializer(serializers.Serializer):
-    """Rejects fields it does not know, so a typo in a parameter is an error rather than a silent default."""
-
-    def validate(self, attrs):
-        unknown = set(getattr(self, "initial_data", {}) or {}) - set(self.fields)
-        if unknown:
-            raise serializers.ValidationError({name: ["Unknown field."] for name in sorted(unknown)})
-        return attrs
-
-
-class TextField(serializers.CharField):
-    """A CharField that refuses numbers and booleans instead of quietly turning them into strings."""
-
-    default_error_messages = {"not_text": "Must be text (a JSON string)."}
-
-    def to_internal_value(self, data):
-        if not isinstance(data, str):
-            self.fail("not_text")
-        return super().to_internal_value(data)
-
-
-class SearchRequestSerializer(StrictSerializer):
+class SearchRequestSerializer(StrictInputSerializer):
     query = TextField(trim_whitespace=True)
     top_k = serializers.IntegerField(min_value=1, max_value=MAX_TOP_K, default=5)
     trim = serializers.BooleanField(required=False, allow_null=True, default=None)

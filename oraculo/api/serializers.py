@@ -1,49 +1,15 @@
 """Request and response shapes of the Oráculo API; the response serializers also type the OpenAPI schema."""
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from django.conf import settings
 from rest_framework import serializers
 
+from config.api import StrictInputSerializer, TextField
 from oraculo.models import AnswerMode
-
-JSON_TYPES = {bool: "a boolean", int: "a number", float: "a number", list: "an array", dict: "an object"}
-
-
-class TextField(serializers.CharField):
-    """A CharField that refuses numbers and booleans instead of turning them into strings."""
-
-    default_error_messages = {"not_text": "Must be text (a JSON string), not {kind}."}
-
-    def to_internal_value(self, data):
-        if not isinstance(data, str):
-            self.fail("not_text", kind=JSON_TYPES.get(type(data), type(data).__name__))
-        return super().to_internal_value(data)
-
 
 class RoundedFloatField(serializers.FloatField):
     def to_representation(self, value):
         return None if value is None else round(float(value), 4)
-
-
-class StrictInputSerializer(serializers.Serializer):
-    """Rejects fields it does not know, naming them, alongside any other field errors."""
-
-    def to_internal_value(self, data):
-        errors: dict = {}
-        try:
-            value = super().to_internal_value(data)
-        except serializers.ValidationError as exc:
-            errors.update(exc.detail if isinstance(exc.detail, Mapping) else {"non_field_errors": exc.detail})
-            value = None
-        if isinstance(data, Mapping):
-            accepted = ", ".join(name for name, field in self.fields.items() if not field.read_only)
-            for name in sorted(set(data) - set(self.fields)):
-                errors[name] = [f"Unknown field. Accepted fields: {accepted}."]
-        if errors:
-            raise serializers.ValidationError(errors)
-        return value
 
 
 class AskSerializer(StrictInputSerializer):
