@@ -119,6 +119,8 @@ class EvalResult(models.Model):
     question = models.TextField()
     expected_answer = models.TextField(blank=True)
     variants = models.JSONField(default=dict)
+    answer_similarity = models.FloatField(null=True, blank=True,
+                                          help_text="Cosine of the two variants' answers, when synthesized.")
     error = models.TextField(blank=True)
 
     class Meta:
