@@ -13,7 +13,7 @@ import numpy as np
 from django.conf import settings
 
 from biblioteca.embeddings import get_embedder
-from biblioteca.selectors import chunk_search, sentences_for_chunks
+from biblioteca.selectors import StoredSentences, chunk_search, sentences_for_chunks
 from biblioteca.text.sentences import split_sentence_spans
 from biblioteca.text.tokens import count_tokens
 from biblioteca.trimming import TrimInput, TrimParams, trim_chunks
@@ -96,10 +96,14 @@ def search(*, query_vector: np.ndarray, top_k: int = 5, filters: Mapping[str, st
     ]
 
 
-def trim_retrieved(chunks: Sequence[RetrievedChunk], *, query_vector: np.ndarray, params: TrimParams
-                   ) -> tuple[list[RetrievedChunk], int]:
-    """Trimmed copies of `chunks` (dropped ones left out) and how many embedding calls the trimmer made."""
-    stored = sentences_for_chunks([c.id for c in chunks])
+def trim_retrieved(chunks: Sequence[RetrievedChunk], *, query_vector: np.ndarray, params: TrimParams,
+                   stored: Mapping[int, StoredSentences] | None = None) -> tuple[list[RetrievedChunk], int]:
+    """Trimmed copies of `chunks` (dropped ones left out) and how many embedding calls the trimmer made.
+
+    `stored` lets a caller that trims the same chunks many times (a calibration sweep) load them once.
+    """
+    if stored is None:
+        stored = sentences_for_chunks([c.id for c in chunks])
     inputs: list[TrimInput | None] = []
     missing: list[int] = []
     for i, chunk in enumerate(chunks):

@@ -30,6 +30,7 @@ from biblioteca.retrieval import (
     search,
     trim_retrieved,
 )
+from biblioteca.selectors import sentences_for_chunks
 from oraculo.llm import LLMError, synthesize_answer
 from oraculo.questions import LabelledQuestion
 
@@ -502,8 +503,9 @@ class _Sweep:
         if base_hit is not None:
             self.labelled += 1
             self.base_hits += base_hit
+        stored = sentences_for_chunks(prepared.chunk_ids)
         for threshold, window in self.combos:
-            trimmed, calls = trim_retrieved(prepared.chunks, query_vector=prepared.vector,
+            trimmed, calls = trim_retrieved(prepared.chunks, query_vector=prepared.vector, stored=stored,
                                             params=resolve_trim_params(threshold=threshold, window=window))
             tally = self.tallies[(threshold, window)]
             tally.tokens += self._context_tokens(trimmed)
