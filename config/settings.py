@@ -178,6 +178,10 @@ LLM_TIMEOUT = env.float("LLM_TIMEOUT", default=20.0)
 LLM_MAX_RETRIES = env.int("LLM_MAX_RETRIES", default=1)
 LLM_MAX_TOKENS = env.int("LLM_MAX_TOKENS", default=600)
 
+# The demo page at / shows the widget on DEMO_APP's docs; it creates its own widget key, so it is off in production.
+DEMO_PAGE = env.bool("DEMO_PAGE", default=DEBUG)
+DEMO_APP = env.str("DEMO_APP", default="guide")
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

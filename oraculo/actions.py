@@ -1,4 +1,5 @@
-"""Every write to Oráculo's user-facing tables: the question log, its feedback, and its retention purge.
+"""Every write to Oráculo's user-facing tables: the question log, its feedback, its retention purge, and the
+demo page's widget key.
 
 Questions can hold personal data, so keeping all writes here keeps one place to audit what is stored.
 """
@@ -7,7 +8,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
 from django.utils import timezone
 
 from biblioteca.retrieval import RetrievedChunk
@@ -69,3 +72,21 @@ def queries_purge(*, older_than: timedelta, dry_run: bool = False, now: datetime
         return old.count()
     _, per_model = old.delete()
     return per_model.get(OraculoQuery._meta.label, 0)
+
+
+DEMO_KEY_NAME = "Demo page"
+
+
+def demo_widget_key(*, origin: str) -> WidgetKey:
+    """The demo page's widget key for the demo app, created on first use, allowing `origin`.
+    """
+    app = settings.DEMO_APP
+    key, _ = WidgetKey.objects.get_or_create(name=DEMO_KEY_NAME, app=app, defaults={"allowed_origins": [origin]})
+    if key.allows_origin(origin):
+        return key
+    with transaction.atomic():
+        key = WidgetKey.objects.select_for_update().get(pk=key.pk)
+        if not key.allows_origin(origin):
+            key.allowed_origins = [*key.allowed_origins, origin]
+            key.save(update_fields=["allowed_origins"])
+    return key

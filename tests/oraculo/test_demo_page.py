@@ -81,3 +81,9 @@ def test_widget_never_renders_server_text_as_html():
 def test_widget_files_are_ascii_so_any_host_page_charset_reads_them(name):
     # Non-ASCII strings are written as \u escapes: a host page in another charset cannot garble them.
     open(finders.find(f"oraculo/{name}"), "rb").read().decode("ascii")
+
+
+def test_demo_page_is_off_when_demo_page_is_false_and_creates_no_key(client, settings):
+    settings.DEMO_PAGE = False
+    assert client.get("/").status_code == 404
+    assert not WidgetKey.objects.exists()
