@@ -118,6 +118,9 @@ REST_FRAMEWORK = {
         "client_ip": env.str("THROTTLE_CLIENT_IP", default="30/min"),
     },
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+    # Behind N reverse proxies, the client IP for throttling is the Nth address from the right of
+    # X-Forwarded-For; unset, REMOTE_ADDR is used as is and a forged header changes nothing.
+    "NUM_PROXIES": env.int("NUM_PROXIES", default=0) or None,
 }
 
 SPECTACULAR_SETTINGS = {
