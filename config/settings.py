@@ -119,8 +119,8 @@ REST_FRAMEWORK = {
     },
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
     # Behind N reverse proxies, the client IP for throttling is the Nth address from the right of
-    # X-Forwarded-For; unset, REMOTE_ADDR is used as is and a forged header changes nothing.
-    "NUM_PROXIES": env.int("NUM_PROXIES", default=0) or None,
+    # X-Forwarded-For; at 0 (the default) REMOTE_ADDR is used and a forged header changes nothing.
+    "NUM_PROXIES": env.int("NUM_PROXIES", default=0),
 }
 
 SPECTACULAR_SETTINGS = {
