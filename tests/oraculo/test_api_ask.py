@@ -233,6 +233,15 @@ def test_client_ip_rate_limit_gives_429_per_ip(client, widget_key, other_key, se
     assert post(client, ASK, {"question": ""}, key=widget_key, REMOTE_ADDR="10.0.0.7").status_code == 400
 
 
+def test_a_forged_forwarded_for_header_does_not_escape_the_ip_limit(client, widget_key, settings):
+    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK,
+                               "DEFAULT_THROTTLE_RATES": {"widget_key": "100/min", "client_ip": "2/min"}}
+    for n in range(2):
+        assert post(client, ASK, {"question": ""}, key=widget_key, HTTP_X_FORWARDED_FOR=f"1.2.3.{n}").status_code == 400
+    response = post(client, ASK, {"question": ""}, key=widget_key, HTTP_X_FORWARDED_FOR="1.2.3.99")
+    assert response.status_code == 429
+
+
 def test_staff_is_not_throttled(client, staff, library, settings):
     settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK,
                                "DEFAULT_THROTTLE_RATES": {"widget_key": "1/min", "client_ip": "1/min"}}
