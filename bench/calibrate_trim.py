@@ -144,6 +144,23 @@ def cached_cases(qa_dir: Path, top_k: int, limit: int | None) -> dict[str, list[
     return cases
 
 
+def print_curves(cases: dict[str, list[Case]]) -> None:
+    """The two curves docs/en/calibration.md shows, as markdown tables: the seed's threshold at window 1, and
+    the default rules (window 1, drop margin 0.03, absolute threshold 0.90) as the relative margin moves."""
+    curves = {
+        "seed rules, window 1: threshold": [(t, TrimParams(threshold=t, window=1))
+                                            for t in (0.76, 0.78, 0.80, 0.81, 0.82, 0.84, 0.86)],
+        "default rules: relative margin": [(m, TrimParams(threshold=0.90, window=1, relative_margin=m,
+                                                          drop_margin=0.03))
+                                           for m in (0.03, 0.04, 0.05, 0.06, 0.07, 0.08, 0.10, 0.12)],
+    }
+    for name, points in curves.items():
+        print(f"\n| {name} | EN retention | EN token cut | ES retention | ES token cut |\n|---|---|---|---|---|")
+        for x, params in points:
+            en, es = evaluate(cases["en"], params), evaluate(cases["es"], params)
+            print(f"| {x:.2f} | {en[0]:.1f}% | {en[1]:.1f}% | {es[0]:.1f}% | {es[1]:.1f}% |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--qa", type=Path, default=_django.SHARED / "qa" / "xquad_dev")
@@ -161,6 +178,7 @@ def main() -> None:
               f"{sum(c.baseline_hit for c in cs)} ({100 * sum(c.baseline_hit for c in cs) / len(cs):.1f}%)")
     print(f"retrieval done in {time.perf_counter() - started:.0f}s\n")
 
+    print_curves(cases)
     report = {}
     for family, settings_list in grid().items():
         rows = []
