@@ -2,15 +2,18 @@
 
 Chunks are trimmed sentence by sentence, so a unit must never cut through a code block, a table
 row or a list item, and must be a verbatim slice of the source so that offsets map back to it.
-Block structure comes from the CommonMark parser (markdown-it-py); prose is split by a single
-linear scan whose regexes cannot backtrack, so hostile input costs time proportional to its size.
+Block structure comes from the CommonMark parser (markdown-it-py), which a top-level line scan
+spares where blocks are simple; prose is split by a single linear scan whose regexes cannot
+backtrack, so hostile input costs time proportional to its size.
 The splitter is conservative: when in doubt, it does not split.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from enum import Enum
+from itertools import accumulate
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
@@ -29,6 +32,16 @@ _MD = MarkdownIt("commonmark").enable("table")
 _MD.disable(["inline", "text_join", "reference"])
 
 _NEWLINE = re.compile(r"\r\n?|\n")
+_PLUS_ONE = (1).__add__
+
+# Tokens whose block may still be open at the end of a markdown-it run (see _scan).
+_OPEN_ENDED = frozenset(("fence", "html_block"))
+# Past this nesting level markdown-it drops the rest of its range, which a run would not match.
+_DEEP = _MD.options["maxNesting"] - 1
+_ATX = re.compile(r"#{1,6}(?![^ \t])")
+_ORDERED = re.compile(r"\d{1,9}[.)]")
+_ITEM = re.compile(r"(?:[-*+]|\d{1,9}[.)]) (?=[^ \t])")
+_LIST_LEAD = frozenset("-*+0123456789")
 
 _TERMINATORS = ".!?…‽"
 _OPENERS = "\"'“‘«¿¡([‹`*_„"
@@ -98,14 +111,29 @@ def split_sentences(text: str) -> list[str]:
 
 def split_sentence_spans(text: str) -> list[tuple[int, int]]:
     """(start, end) offsets of each unit of `text`: ordered, disjoint, stripped, non-empty."""
+    return _spans(text, _regions)
+
+
+def _split_spans_full(text: str) -> list[tuple[int, int]]:
+    """The same spans from one markdown-it parse of the whole text: the reference behaviour."""
+    return _spans(text, _regions_full)
+
+
+def _spans(
+    text: str, regions: Callable[[str, list[str]], list[tuple[int, int, _Kind]]]
+) -> list[tuple[int, int]]:
+    """Cut `text` along the line ranges that `regions` finds in its normalised lines."""
     if not text or text.isspace():
         return []
-    starts = [0]
-    starts.extend(m.end() for m in _NEWLINE.finditer(text))
-    n_lines = len(starts)
-    starts.append(len(text))
+    src = _md_source(text)
+    lines = src.split("\n")
+    if len(src) == len(text):  # no "\r\n": every line break is one character in both
+        starts = list(accumulate(map(_PLUS_ONE, map(len, lines)), initial=0))
+        starts[-1] = len(text)
+    else:
+        starts = [0, *[m.end() for m in _NEWLINE.finditer(text)], len(text)]
     spans: list[tuple[int, int]] = []
-    for first, last, kind in _regions(text, n_lines):
+    for first, last, kind in regions(src, lines):
         a, b = starts[first], starts[last]
         if kind is _Kind.WHOLE:
             _emit(text, a, b, spans)
@@ -114,6 +142,8 @@ def split_sentence_spans(text: str) -> list[tuple[int, int]]:
                 _emit(text, starts[line], starts[line + 1], spans)
         else:
             segment = text[a:b]
+            if not segment or segment.isspace():
+                continue
             cuts = _enumeration_cuts(segment)
             if kind is _Kind.PROSE:
                 cuts = _sentence_cuts(segment, cuts)
@@ -137,17 +167,46 @@ def _emit(text: str, a: int, b: int, out: list[tuple[int, int]]) -> None:
         out.append((a, b))
 
 
-def _regions(text: str, n_lines: int) -> list[tuple[int, int, _Kind]]:
-    """Disjoint line ranges covering the text, each with how it is to be cut."""
+def _md_source(text: str) -> str:
+    """What markdown-it sees: lines end in "\n" only (as _NEWLINE counts them), no NUL."""
     if "\r" in text or "\0" in text:
-        text = _NEWLINE.sub("\n", text).replace("\0", "\ufffd")
-    tokens: list[Token] = []
+        return _NEWLINE.sub("\n", text).replace("\0", "\ufffd")
+    return text
+
+
+def _regions_full(src: str, lines: list[str]) -> list[tuple[int, int, _Kind]]:
+    """Disjoint line ranges covering the text, each with how it is to be cut."""
     try:
-        _MD.block.parse(text, _MD, {}, tokens)
+        blocks = _blocks(_parse(src), 0)
     except Exception:  # the splitter must never raise; fall back to plain prose
-        return [(0, n_lines, _Kind.PROSE)]
-    regions: list[tuple[int, int, _Kind]] = []
-    covered = 0
+        return [(0, len(lines), _Kind.PROSE)]
+    return _cover(blocks, len(lines))
+
+
+def _regions(src: str, lines: list[str]) -> list[tuple[int, int, _Kind]]:
+    """_regions_full's answer, calling markdown-it only on the parts that are not simple blocks.
+
+    markdown-it's block parser costs most of the time, yet most lines of a document sit in plain
+    paragraphs, ATX headings, fenced code and flat lists, which a top-level scan recognises exactly.
+    """
+    try:
+        blocks = _scan(lines)
+    except Exception:
+        blocks = None
+    if blocks is None:
+        return _regions_full(src, lines)
+    return _cover(blocks, len(lines))
+
+
+def _parse(src: str) -> list[Token]:
+    tokens: list[Token] = []
+    _MD.block.parse(src, _MD, {}, tokens)
+    return tokens
+
+
+def _blocks(tokens: list[Token], offset: int) -> list[tuple[int, int, _Kind]]:
+    """The line ranges (shifted by `offset`) of the blocks that decide how lines are cut."""
+    blocks: list[tuple[int, int, _Kind]] = []
     containers: list[tuple[str, int]] = []
     for tok in tokens:
         kind: _Kind | None = None
@@ -172,9 +231,17 @@ def _regions(text: str, n_lines: int) -> list[tuple[int, int, _Kind]]:
             kind = _Kind.LINES
         elif ttype in ("heading_open", "fence", "code_block", "html_block", "hr"):
             kind = _Kind.WHOLE
-        if kind is None or tok.map is None:
-            continue
-        first, last = max(tok.map[0], covered), min(tok.map[1], n_lines)
+        if kind is not None and tok.map is not None:
+            blocks.append((tok.map[0] + offset, tok.map[1] + offset, kind))
+    return blocks
+
+
+def _cover(blocks: list[tuple[int, int, _Kind]], n_lines: int) -> list[tuple[int, int, _Kind]]:
+    """Clip `blocks` to be disjoint and fill the gaps between them with prose."""
+    regions: list[tuple[int, int, _Kind]] = []
+    covered = 0
+    for first, last, kind in blocks:
+        first, last = max(first, covered), min(last, n_lines)
         if first >= last:
             continue
         if first > covered:
@@ -184,6 +251,190 @@ def _regions(text: str, n_lines: int) -> list[tuple[int, int, _Kind]]:
     if covered < n_lines:
         regions.append((covered, n_lines, _Kind.PROSE))
     return regions
+
+
+def _scan(lines: list[str]) -> list[tuple[int, int, _Kind]] | None:
+    """_blocks of the whole document, or None when only a full parse can tell.
+
+    Lines are walked at the top level, where no block is open. Simple blocks are taken directly;
+    anything else, up to the next simple block that follows a blank line at column 0, goes to
+    markdown-it. Such a cut is safe unless a fence or HTML block is still open there (the only
+    blocks that survive a blank line and an unindented line), which the parse itself reveals.
+    """
+    n = len(lines)
+    blocks: list[tuple[int, int, _Kind]] = []
+    i = 0
+    while i < n:
+        if not lines[i].strip(" \t"):
+            i += 1
+            continue
+        end = _simple_block(lines, i, blocks)
+        if end is not None:
+            i = end
+            continue
+        end = _run_end(lines, i)
+        tokens = _parse("\n".join(lines[i:end]) + ("\n" if end < n else ""))
+        if end < n and any(
+            tok.type in _OPEN_ENDED and tok.map and tok.map[1] >= end - i for tok in tokens
+        ):
+            end = n
+            tokens = _parse("\n".join(lines[i:]))
+        if any(tok.level >= _DEEP for tok in tokens):
+            return None
+        blocks.extend(_blocks(tokens, i))
+        i = end
+    return blocks
+
+
+def _simple_block(lines: list[str], i: int, blocks: list[tuple[int, int, _Kind]]) -> int | None:
+    """If top-level line `i` starts a paragraph, ATX heading, fence or list of plain items whose
+    extent is certain without markdown-it, append its blocks and return where it ends."""
+    line = lines[i]
+    body = line.lstrip(" ")
+    if len(line) - len(body) > 3:
+        return None
+    lead = body[0]
+    if lead == "#" or body.startswith(("```", "~~~")):
+        if "|" in line:  # a table header, if a delimiter row follows
+            return None
+        if lead == "#":
+            end = i + 1 if _ATX.match(body) else None
+        else:
+            fence = _fence_open(body)
+            end = None if fence is None else _fence_end(lines, i, *fence)
+        kind = _Kind.WHOLE
+    elif _ITEM.match(line):
+        return _simple_list(lines, i, blocks)
+    elif lead == "[" or _plain(body):
+        end = _paragraph_end(lines, i)
+        kind = _Kind.PROSE
+    else:
+        return None
+    if end is not None:
+        blocks.append((i, end, kind))
+    return end
+
+
+def _plain(body: str) -> bool:
+    """Whether a line whose text after an indent under 4 columns is `body` can only be paragraph
+    text (a "[" that may open a link reference definition is left to the caller). A "|" is fine:
+    it makes a table only over a delimiter row, which is not plain."""
+    lead = body[0]
+    if lead in "|:-" and "-" in body and not body.strip("|-: \t"):
+        return False
+    if lead in "-*+_=":
+        if lead in "-*+" and body[1:2] in ("", " ", "\t"):
+            return False
+        return bool(body.strip(lead + " \t"))
+    if lead in "`~":
+        return not body.startswith(lead * 3)
+    if lead in "0123456789":
+        return _ORDERED.match(body) is None
+    return lead not in "#><\t"
+
+
+def _paragraph_end(lines: list[str], i: int) -> int | None:
+    """The blank line (or end) closing the paragraph that starts at `i`, when no line of it can
+    start another block; None otherwise."""
+    n = len(lines)
+    reference = lines[i].lstrip(" ")[0] == "["
+    j = i + 1
+    while j < n:
+        line = lines[j]
+        body = line.lstrip(" \t")
+        if not body:
+            break
+        indent = len(line) - len(body)
+        if indent < 4 and "\t" not in line[:indent] and not _plain(body):
+            return None
+        j += 1
+    if reference and any("]:" in line for line in lines[i:j]):
+        return None
+    return j
+
+
+def _simple_list(lines: list[str], i: int, blocks: list[tuple[int, int, _Kind]]) -> int | None:
+    """Top-level list at `i` whose items are unindented marker lines of plain text (continued by
+    plain lines), ended by a blank line and an unindented line that cannot continue it, or the end.
+    """
+    n = len(lines)
+    items = []
+    j = i
+    while j < n:
+        line = lines[j]
+        if not line.strip(" \t"):
+            j += 1
+            continue
+        item = _ITEM.match(line)
+        if item is None:  # after a blank line, since plain lines continue an item
+            if line[0] in _LIST_LEAD or line[0] in " \t":
+                return None
+            break
+        start = j
+        j += 1
+        while j < n and lines[j].strip(" \t") and not _ITEM.match(lines[j]):
+            if not _plain(lines[j].lstrip(" \t")):
+                return None
+            j += 1
+        text = line[item.end() :]
+        if text[0] == "[":
+            if any("]:" in line for line in lines[start:j]):
+                return None
+        elif not _plain(text):
+            return None
+        items.append((start, j, _Kind.ITEM))
+    blocks.extend(items)
+    return j
+
+
+def _fence_open(body: str) -> tuple[str, int] | None:
+    """(marker, length) when `body` (a line without its indent) opens a fenced code block."""
+    marker = body[0]
+    length = len(body) - len(body.lstrip(marker))
+    if length < 3 or (marker == "`" and "`" in body[length:]):
+        return None
+    return marker, length
+
+
+def _fence_end(lines: list[str], i: int, marker: str, length: int) -> int:
+    """The line after the fence opened at `i` closes, or the number of lines when it never does."""
+    for j in range(i + 1, len(lines)):
+        if _fence_closes(lines[j], marker, length):
+            return j + 1
+    return len(lines)
+
+
+def _fence_closes(line: str, marker: str, length: int) -> bool:
+    body = line.lstrip(" ")
+    if body[:1] != marker or len(line) - len(body) > 3:
+        return False
+    rest = body.lstrip(marker)
+    return len(body) - len(rest) >= length and not rest.strip(" \t")
+
+
+def _run_end(lines: list[str], i: int) -> int:
+    """Where to stop the markdown-it run that starts at `i`: the next unindented line that may
+    start a simple block other than a list after a blank line, outside what looks like a fence."""
+    fence: tuple[str, int] | None = None
+    blank = False
+    for j in range(i, len(lines)):
+        line = lines[j]
+        if fence is not None:
+            if _fence_closes(line, *fence):
+                fence = None
+            continue
+        body = line.lstrip(" \t")
+        if not body:
+            blank = True
+            continue
+        indent = len(line) - len(body)
+        if blank and not indent and j > i and line[0] not in _LIST_LEAD:
+            if line[0] in "#[" or _plain(line) or (line[0] in "`~" and _fence_open(line)):
+                return j
+        blank = False
+        if body[:3] in ("```", "~~~") and indent < 4 and "\t" not in line[:indent]:
+            fence = _fence_open(body)
+    return len(lines)
 
 
 def _enumeration_cuts(seg: str) -> list[int]:

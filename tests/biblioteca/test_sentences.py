@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from biblioteca.text.sentences import split_sentence_spans, split_sentences
+from biblioteca.text.sentences import _split_spans_full, split_sentence_spans, split_sentences
 
 DATA = Path(__file__).parent / "data"
 
@@ -357,3 +357,57 @@ def test_digit_does_not_start_a_sentence() -> None:
 )
 def test_adversarial_inputs_finish(text: str) -> None:
     _check_invariants(text)
+
+
+# -- the segmented path matches one markdown-it parse of the whole text ------------------------
+
+_LINE_HEAD = st.sampled_from(
+    [
+        *["", "", "", " ", "  ", "   ", "    ", "\t", "- ", "* ", "+ ", "1. ", "2) ", "  - "],
+        *["   1. ", "> ", ">", "# ", "## ", "#", "```", "````", "~~~", "``` js", "```a`"],
+        *["    ```", "  ```", "---", "***", "___", "===", "- - -", "[a]: /u", "[a]", "["],
+        *["| ", "|---|", ":-:", "-:", "<div>", "</div>", "<!--", "-->", "<script>", "</script>"],
+        *["<?", "?>", "<!X", "<![CDATA[", "]]>", "<pre>", "<a href=x>", "**", "__", "`x`"],
+        *["~~x~~", "-", "*", "1.", "\\", "**T:** ", ":::", "-x", "+1", "2024 "],
+    ]
+)
+_LINE_TEXT = st.lists(
+    st.sampled_from(["Hola.", "A", "b", " ", "|", "]:", "`", "~", "*", "-", ">", "<", "#", "1.",
+                     "Dr.", "x\t", "\u00a0", "\x0c", "."]),
+    max_size=4,
+).map("".join)
+_MD_LINES = st.lists(st.tuples(_LINE_HEAD, _LINE_TEXT).map("".join), max_size=30)
+
+
+@settings(max_examples=500, deadline=None)
+@given(_MD_LINES, st.sampled_from(["\n", "\r\n", "\r"]), st.booleans())
+def test_segmented_parse_matches_full_parse(lines: list[str], newline: str, tail: bool) -> None:
+    text = newline.join(lines) + (newline if tail else "")
+    assert split_sentence_spans(text) == _split_spans_full(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_MARKDOWNISH)
+def test_segmented_parse_matches_full_parse_on_noise(text: str) -> None:
+    assert split_sentence_spans(text) == _split_spans_full(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Uno. Dos.\n\n- a\n- b\n\nTres.\n\n## T\n\n```js\nx\n\nY. Z\n```\nCuatro.",
+        "- a\n\n  sigue. Aquí\n\nFuera. Sí.",
+        "- a\n- b\nperezosa. Línea\n\nFin.",
+        "1. a\n\n   ```sh\n   npm i\n\n   ```\n\nDespués. Sí.",
+        "<!--\n\nDentro. Sí.\n\n-->\n\nFuera. Sí.",
+        "<div>\n```\n</div>\n\n```\nHola.\n\nMundo. Sí.\n```\n\nFin. Ya.",
+        "- a\n  ```\n\nfoo. Bar\n\n  ```\n\nbar. Baz.",
+        "- ```\n  x\n\n  ```\nbar. Baz\n\n```\n\nqux. Y\n\n```",
+        "[ref]:\n/url\n\nTexto. Otro.\n\n[no es\nreferencia]\n\nFin.",
+        "**Tipo:** `x`. Sigue\n\n- **Defecto:** `y`\n- [enlace](u). Más\n\nFin.",
+        "Párrafo\n    indentado. Sigue\n\tcon tab\n\n> cita\n\nTexto\n===\n\nY | z\n:-:\n",
+        "> " * 30 + "x\n\nTexto. Más.\n\n" + "- " * 30 + "y\n\nFin. Ya.",
+    ],
+)
+def test_segmented_parse_matches_full_parse_examples(text: str) -> None:
+    assert split_sentence_spans(text) == _split_spans_full(text)
