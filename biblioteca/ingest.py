@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from biblioteca.embeddings import Embedder, get_embedder
 from biblioteca.models import Chunk, Document, Sentence
-from biblioteca.text.chunking import chunk_markdown, content_hash, document_title
+from biblioteca.text.chunking import chunk_markdown, content_hash, document_title, passage_header
 from biblioteca.text.sentences import split_sentence_spans
 from biblioteca.text.tokens import count_tokens
 
@@ -87,9 +87,14 @@ def _prepare(*, source_path: str, content: str) -> tuple[str, list[_PreparedChun
     return title, prepared
 
 
-def _embed_chunks(embedder: Embedder, chunks: Sequence[_PreparedChunk]) -> tuple[np.ndarray, list[np.ndarray]]:
-    """One batch pass over every chunk text and every sentence: chunk vectors, then sentence vectors per chunk."""
-    texts = [c.text for c in chunks]
+def _embed_chunks(embedder: Embedder, chunks: Sequence[_PreparedChunk], *, title: str
+                  ) -> tuple[np.ndarray, list[np.ndarray]]:
+    """One batch pass over every chunk and every sentence: chunk vectors, then sentence vectors per chunk.
+
+    A chunk is embedded under its passage header (title and headings), so a section whose text never names
+    its topic is still found by it; sentences are embedded bare, to score them against each other.
+    """
+    texts = [f"{passage_header(title=title, heading_path=c.heading_path)}\n{c.text}" for c in chunks]
     for c in chunks:
         texts.extend(c.text[s:e] for s, e in c.sentence_spans)
     vectors = embedder.embed_documents(texts)
@@ -141,7 +146,7 @@ def document_ingest(*, source_path: str, content: str, app: str = "default", sou
         return DocumentResult(source_path, status, chunks=len(prepared), sentences=sentence_count)
 
     started = time.perf_counter()
-    chunk_vectors, sentence_vectors = _embed_chunks(embedder, prepared)
+    chunk_vectors, sentence_vectors = _embed_chunks(embedder, prepared, title=title)
     embed_seconds = time.perf_counter() - started
 
     with transaction.atomic():
@@ -275,7 +280,7 @@ def chunks_reembed(*, app: str | None = None, everything: bool = False, embedder
         prepared = [_PreparedChunk(index=c.chunk_index, heading_path=c.heading_path, text=c.text,
                                    start=c.start_offset, end=c.end_offset,
                                    sentence_spans=split_sentence_spans(c.text)) for c in chunks]
-        chunk_vectors, sentence_vectors = _embed_chunks(embedder, prepared)
+        chunk_vectors, sentence_vectors = _embed_chunks(embedder, prepared, title=document.title)
         with transaction.atomic():
             for chunk, vector in zip(chunks, chunk_vectors):
                 chunk.embedding = vector

@@ -14,6 +14,7 @@ from django.conf import settings
 
 from biblioteca.embeddings import get_embedder
 from biblioteca.selectors import StoredSentences, chunk_search, sentences_for_chunks
+from biblioteca.text.chunking import passage_header
 from biblioteca.text.sentences import split_sentence_spans
 from biblioteca.text.tokens import count_tokens
 from biblioteca.trimming import TrimInput, TrimParams, trim_chunks
@@ -36,9 +37,7 @@ class RetrievedChunk:
 
     @property
     def doc_line(self) -> str:
-        """The `[Doc: title > heading > heading]` line that tells the LLM where a passage comes from."""
-        headings = [h.lstrip("#").strip() for h in self.heading_path]
-        return "[Doc: " + " > ".join([self.title, *[h for h in headings if h and h != self.title]]) + "]"
+        return passage_header(title=self.title, heading_path=self.heading_path)
 
     @property
     def content(self) -> str:

@@ -361,3 +361,11 @@ def _pack(pieces: Sequence[_Piece], size: int, overlap: int) -> list[tuple[int, 
         first = next_first
     return spans
 
+
+def passage_header(*, title: str, heading_path: Sequence[str]) -> str:
+    """`[Doc: title > heading > heading]`: where a passage comes from, for the LLM and for the chunk's vector.
+
+    Headings lose their `#` marks; one that repeats the title (a page's H1, usually) is left out.
+    """
+    headings = [h.lstrip("#").strip() for h in heading_path]
+    return "[Doc: " + " > ".join([title, *[h for h in headings if h and h != title]]) + "]"

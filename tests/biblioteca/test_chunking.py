@@ -16,6 +16,7 @@ from biblioteca.text.chunking import (
     content_hash,
     document_title,
     parse_front_matter,
+    passage_header,
 )
 
 
@@ -430,3 +431,9 @@ def test_many_small_sections_give_one_chunk_each() -> None:
     chunks = chunk(content)
     assert len(chunks) == 3000
     assert chunks[-1].heading_path == ("## H2999",)
+
+
+def test_passage_header_names_title_and_headings_without_repeating_the_title() -> None:
+    assert passage_header(title="Guide", heading_path=("# Guide", "## Install", "### On Linux")) == (
+        "[Doc: Guide > Install > On Linux]")
+    assert passage_header(title="Guide", heading_path=()) == "[Doc: Guide]"

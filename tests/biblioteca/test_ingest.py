@@ -184,8 +184,22 @@ def test_chunks_without_sentences_get_them_from_the_next_ingest():
     assert Sentence.objects.filter(chunk__document__app="t-backfill").count() == result.sentences > 0
 
 
-def test_stored_vectors_are_the_chunk_texts_vectors():
-    document_ingest(source_path="v.md", content="# V\n\nThe quick brown fox.", app="t-vec")
+def test_a_chunk_is_embedded_under_its_passage_header_and_its_sentences_bare():
+    document_ingest(source_path="v.md", content="# Foxes\n\n## Colour\n\nThe quick brown fox.", app="t-vec")
     chunk = Chunk.objects.get(document__app="t-vec")
-    expected = get_embedder().embed_documents([chunk.text])[0]
+    embedder = get_embedder()
+    expected = embedder.embed_documents(["[Doc: Foxes > Colour]\nThe quick brown fox."])[0]
     assert float(np.dot(np.asarray(chunk.embedding), expected)) > 0.999
+    sentence = chunk.sentences.get()
+    assert float(np.dot(np.asarray(sentence.embedding), embedder.embed_documents([sentence.text])[0])) > 0.999
+
+
+def test_a_section_that_never_names_its_topic_is_found_by_its_heading():
+    """Embedded bare, the Support text scores highest for this question; under its header, Warranty does."""
+    document_ingest(source_path="policies.md", app="t-header", content=(
+        "# Policies\n\n## Refunds\n\nWrite to us within 30 days and we send the money back.\n\n"
+        "## Warranty\n\nTwo years, parts and labour included.\n\n"
+        "## Support\n\nWrite to us any day and we answer within two days.\n\n"
+        "## Shipping\n\nParcels leave every weekday.\n"))
+    query = get_embedder().embed_query("Do you offer a warranty?")
+    assert chunk_search(query_vector=query, top_k=1, app="t-header")[0].heading_path[-1] == "## Warranty"
