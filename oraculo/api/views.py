@@ -56,7 +56,15 @@ class ServiceUnavailable(APIException):
 
 
 class CallerAPIView(APIView):
-    """Says how to authenticate when no credential came, instead of DRF's generic message."""
+    """The widget's endpoints: a widget key (from an allowed origin, throttled), a staff session or a token.
+
+    Says how to authenticate when no credential came, instead of DRF's generic message.
+    """
+
+    authentication_classes = CALLER_AUTHENTICATION
+    permission_classes = [IsWidgetKeyStaffOrToken, WidgetKeyOriginAllowed]
+    throttle_classes = [WidgetKeyRateThrottle, ClientIPRateThrottle]
+    parser_classes = [JSONParser]
 
     def permission_denied(self, request: Request, message=None, code=None):
         if request.authenticators and not request.successful_authenticator:
@@ -65,11 +73,6 @@ class CallerAPIView(APIView):
 
 
 class AskView(CallerAPIView):
-    authentication_classes = CALLER_AUTHENTICATION
-    permission_classes = [IsWidgetKeyStaffOrToken, WidgetKeyOriginAllowed]
-    throttle_classes = [WidgetKeyRateThrottle, ClientIPRateThrottle]
-    parser_classes = [JSONParser]
-
     @extend_schema(
         operation_id="ask", tags=TAGS, request=AskSerializer,
         summary="Answer a question from the documentation",
@@ -97,11 +100,6 @@ class AskView(CallerAPIView):
 
 
 class QueryFeedbackView(CallerAPIView):
-    authentication_classes = CALLER_AUTHENTICATION
-    permission_classes = [IsWidgetKeyStaffOrToken, WidgetKeyOriginAllowed]
-    throttle_classes = [WidgetKeyRateThrottle, ClientIPRateThrottle]
-    parser_classes = [JSONParser]
-
     @extend_schema(
         operation_id="query_feedback", tags=TAGS, request=FeedbackSerializer,
         summary="Say whether an answer helped",
