@@ -1,10 +1,10 @@
 """Who may ask: a widget key used from one of its origins, a staff user, or an API token."""
 from __future__ import annotations
 
-from rest_framework.authtoken.models import Token
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 
+from config.api import IsStaffOrToken
 from oraculo.api.authentication import HEADER, widget_key_of
 
 
@@ -12,10 +12,7 @@ class IsWidgetKeyStaffOrToken(BasePermission):
     message = (f"Send a widget key in the {HEADER} header, or authenticate as a staff user or with an API token.")
 
     def has_permission(self, request: Request, view) -> bool:
-        if widget_key_of(request) is not None or isinstance(request.auth, Token):
-            return True
-        user = request.user
-        return bool(user and user.is_authenticated and user.is_staff)
+        return widget_key_of(request) is not None or IsStaffOrToken().has_permission(request, view)
 
 
 class WidgetKeyOriginAllowed(BasePermission):
