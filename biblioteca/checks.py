@@ -22,6 +22,32 @@ def pgvector_available(app_configs=None, **kwargs):
 
 
 @register(Tags.database)
+def vector_columns_match_dimensions(app_configs=None, **kwargs):
+    """The vector columns are created with EMBEDDING_DIMENSIONS; a later change needs a fresh library."""
+    from django.conf import settings
+
+    from biblioteca.models import Chunk, Sentence
+
+    errors = []
+    try:
+        with connection.cursor() as cursor:
+            for model in (Chunk, Sentence):
+                cursor.execute("SELECT atttypmod FROM pg_attribute WHERE attrelid = %s::regclass "
+                               "AND attname = 'embedding'", [model._meta.db_table])
+                row = cursor.fetchone()
+                if row and row[0] != settings.EMBEDDING_DIMENSIONS:
+                    errors.append(Error(
+                        f"{model._meta.db_table}.embedding holds {row[0]}-dimensional vectors but "
+                        f"EMBEDDING_DIMENSIONS is {settings.EMBEDDING_DIMENSIONS}.",
+                        hint="Set EMBEDDING_DIMENSIONS back, or start a new database for the new model "
+                             "(migrate, then ingest again).",
+                        id="biblioteca.E003"))
+    except DatabaseError:
+        return []
+    return errors
+
+
+@register(Tags.database)
 def embedding_model_matches(app_configs=None, **kwargs):
     from biblioteca.selectors import stored_embedding_models
     from biblioteca.embeddings import configured_model_name

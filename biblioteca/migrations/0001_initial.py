@@ -4,6 +4,7 @@ import django.db.models.deletion
 import pgvector.django.indexes
 import pgvector.django.vector
 from pgvector.django import VectorExtension
+from django.conf import settings
 from django.db import migrations, models
 
 
@@ -46,7 +47,7 @@ class Migration(migrations.Migration):
                 ('start_offset', models.PositiveIntegerField()),
                 ('end_offset', models.PositiveIntegerField()),
                 ('token_count', models.PositiveIntegerField()),
-                ('embedding', pgvector.django.vector.VectorField(dimensions=384)),
+                ('embedding', pgvector.django.vector.VectorField(dimensions=settings.EMBEDDING_DIMENSIONS)),
                 ('embedding_model', models.CharField(max_length=200)),
                 ('document', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='chunks', to='biblioteca.document')),
             ],
@@ -62,7 +63,7 @@ class Migration(migrations.Migration):
                 ('start_offset', models.PositiveIntegerField(help_text="Offset of the sentence within its chunk's text.")),
                 ('end_offset', models.PositiveIntegerField()),
                 ('text', models.TextField()),
-                ('embedding', pgvector.django.vector.VectorField(dimensions=384)),
+                ('embedding', pgvector.django.vector.VectorField(dimensions=settings.EMBEDDING_DIMENSIONS)),
                 ('chunk', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='sentences', to='biblioteca.chunk')),
             ],
             options={

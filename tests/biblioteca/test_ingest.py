@@ -203,3 +203,11 @@ def test_a_section_that_never_names_its_topic_is_found_by_its_heading():
         "## Shipping\n\nParcels leave every weekday.\n"))
     query = get_embedder().embed_query("Do you offer a warranty?")
     assert chunk_search(query_vector=query, top_k=1, app="t-header")[0].heading_path[-1] == "## Warranty"
+
+
+def test_a_dimension_setting_that_no_longer_matches_the_columns_is_an_error(settings):
+    from django.core.checks import run_checks
+
+    settings.EMBEDDING_DIMENSIONS = 768
+    errors = [m for m in run_checks(tags=["database"], databases=["default"]) if m.id == "biblioteca.E003"]
+    assert len(errors) == 2 and "384-dimensional" in errors[0].msg
