@@ -88,22 +88,26 @@ def _prepare(*, source_path: str, content: str) -> tuple[str, list[_PreparedChun
 
 
 def _embed_chunks(embedder: Embedder, chunks: Sequence[_PreparedChunk], *, title: str
-                  ) -> tuple[np.ndarray, list[np.ndarray]]:
-    """One batch pass over every chunk and every sentence: chunk vectors, then sentence vectors per chunk.
+                  ) -> tuple[np.ndarray, list[np.ndarray], int]:
+    """One batch pass over every chunk and every sentence: chunk vectors, sentence vectors per chunk, and how
+    many texts were embedded.
 
     A chunk is embedded under its passage header (title and headings), so a section whose text never names
-    its topic is still found by it; sentences are embedded bare, to score them against each other.
+    its topic is still found by it; sentences are embedded bare, to score them against each other. A text
+    that occurs twice (sentences in the overlap between chunks, repeated code) is embedded once.
     """
     texts = [f"{passage_header(title=title, heading_path=c.heading_path)}\n{c.text}" for c in chunks]
     for c in chunks:
         texts.extend(c.text[s:e] for s, e in c.sentence_spans)
-    vectors = embedder.embed_documents(texts)
+    unique = list(dict.fromkeys(texts))
+    position = {text: i for i, text in enumerate(unique)}
+    vectors = embedder.embed_documents(unique)[[position[t] for t in texts]]
     chunk_vectors = vectors[:len(chunks)]
     per_chunk, cursor = [], len(chunks)
     for c in chunks:
         per_chunk.append(vectors[cursor:cursor + len(c.sentence_spans)])
         cursor += len(c.sentence_spans)
-    return chunk_vectors, per_chunk
+    return chunk_vectors, per_chunk, len(unique)
 
 
 def _chunk_rows(document: Document, chunks: Sequence[_PreparedChunk], chunk_vectors: np.ndarray,
@@ -146,7 +150,7 @@ def document_ingest(*, source_path: str, content: str, app: str = "default", sou
         return DocumentResult(source_path, status, chunks=len(prepared), sentences=sentence_count)
 
     started = time.perf_counter()
-    chunk_vectors, sentence_vectors = _embed_chunks(embedder, prepared, title=title)
+    chunk_vectors, sentence_vectors, embedded = _embed_chunks(embedder, prepared, title=title)
     embed_seconds = time.perf_counter() - started
 
     with transaction.atomic():
@@ -163,7 +167,7 @@ def document_ingest(*, source_path: str, content: str, app: str = "default", sou
             batch_size=2000,
         )
     return DocumentResult(source_path, status, chunks=len(prepared), sentences=sentence_count,
-                          embedded_texts=len(prepared) + sentence_count, embed_seconds=embed_seconds)
+                          embedded_texts=embedded, embed_seconds=embed_seconds)
 
 
 def _needs_reembedding(document: Document, embedder: Embedder) -> bool:
@@ -280,7 +284,7 @@ def chunks_reembed(*, app: str | None = None, everything: bool = False, embedder
         prepared = [_PreparedChunk(index=c.chunk_index, heading_path=c.heading_path, text=c.text,
                                    start=c.start_offset, end=c.end_offset,
                                    sentence_spans=split_sentence_spans(c.text)) for c in chunks]
-        chunk_vectors, sentence_vectors = _embed_chunks(embedder, prepared, title=document.title)
+        chunk_vectors, sentence_vectors, _ = _embed_chunks(embedder, prepared, title=document.title)
         with transaction.atomic():
             for chunk, vector in zip(chunks, chunk_vectors):
                 chunk.embedding = vector

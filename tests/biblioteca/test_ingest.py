@@ -211,3 +211,16 @@ def test_a_dimension_setting_that_no_longer_matches_the_columns_is_an_error(sett
     settings.EMBEDDING_DIMENSIONS = 768
     errors = [m for m in run_checks(tags=["database"], databases=["default"]) if m.id == "biblioteca.E003"]
     assert len(errors) == 2 and "384-dimensional" in errors[0].msg
+
+
+def test_a_sentence_repeated_in_overlapping_chunks_is_embedded_once(settings):
+    settings.CHUNK_SIZE, settings.CHUNK_OVERLAP = 12, 6
+    content = "# Overlap\n\n" + " ".join(f"Sentence number {n} is here." for n in range(1, 9))
+    embedder = get_embedder()
+    texts = embedder.texts_embedded
+    result = document_ingest(source_path="o.md", content=content, app="t-dedupe")
+    chunks = list(Chunk.objects.filter(document__app="t-dedupe"))
+    assert len(chunks) > 1
+    repeated = Sentence.objects.filter(chunk__document__app="t-dedupe").values_list("text", flat=True)
+    assert len(repeated) > len(set(repeated)), "the overlap must repeat some sentences"
+    assert embedder.texts_embedded - texts == result.embedded_texts == len(chunks) + len(set(repeated))
