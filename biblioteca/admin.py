@@ -5,16 +5,7 @@ from django.contrib import admin
 from django.db.models import Count
 
 from biblioteca.models import Chunk, Document
-
-
-class ReadOnlyAdminMixin:
-    """Chunks are derived data: ingestion writes them, nobody edits them by hand."""
-
-    def has_add_permission(self, request, obj=None):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
+from config.admin import ReadOnlyAdminMixin
 
 
 class ChunkInline(ReadOnlyAdminMixin, admin.TabularInline):

@@ -5,6 +5,7 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from config.admin import ReadOnlyAdminMixin
 from oraculo.admin_eval import EvalAdminMixin
 from oraculo.models import OraculoQuery, WidgetKey
 
@@ -28,7 +29,7 @@ class FeedbackFilter(admin.SimpleListFilter):
 
 
 @admin.register(OraculoQuery)
-class OraculoQueryAdmin(EvalAdminMixin, admin.ModelAdmin):
+class OraculoQueryAdmin(EvalAdminMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
     """Only the API writes queries and only purge_queries deletes them (retention of personal data)."""
 
     list_display = ["short_question", "app", "answer_mode", "trimmed", "tokens_in_context", "tokens_before",
@@ -41,12 +42,6 @@ class OraculoQueryAdmin(EvalAdminMixin, admin.ModelAdmin):
               "chunk_ids", "chunk_scores", "trimmed", "trim_params", "tokens_before", "tokens_in_context",
               "latency_ms", "llm_model", "llm_error", "helpful", "feedback_comment", "feedback_at", "created_at"]
     readonly_fields = fields
-
-    def has_add_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
 
     def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
         return False

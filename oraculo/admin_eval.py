@@ -20,6 +20,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 
 from biblioteca.retrieval import MAX_TOP_K
+from config.admin import ReadOnlyAdminMixin
 from oraculo.charts import sweep_curve_svg, tokens_per_question_svg
 from oraculo.eval_actions import eval_run_create
 from oraculo.evaluation import (
@@ -212,19 +213,13 @@ def _result_rows(report: dict, variants: list[str]) -> list[dict]:
 
 
 @admin.register(EvalRun)
-class EvalRunAdmin(admin.ModelAdmin):
+class EvalRunAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     list_display = ["__str__", "status", "progress_display", "kind", "reduction", "retention", "created_by",
                     "created_at"]
     list_filter = ["status"]
     list_select_related = ["created_by"]
     detail_template = "admin/oraculo/evalrun/detail.html"
     refresh_seconds = 3
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
 
     @admin.display(description="progress")
     def progress_display(self, obj: EvalRun) -> str:

@@ -1,0 +1,44 @@
+"""The library in the admin: documents with chunk counts and filters, chunks read-only, vectors summarised."""
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import User
+
+from biblioteca.models import Chunk, Document
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def admin_client(client):
+    client.force_login(User.objects.create_superuser("root", password="x"))
+    return client
+
+
+def test_document_changelist_shows_chunk_counts_and_filters(library, admin_client):
+    document = Document.objects.get(app=library, source_path="account.md")
+    response = admin_client.get("/admin/biblioteca/document/", {"app": library, "source_type": "en", "q": "account"})
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert document.title in html and "Billing" not in html
+    assert f'<td class="field-chunk_count">{document.chunks.count()}</td>' in html
+
+
+def test_a_chunk_page_is_read_only_and_never_shows_the_raw_vector(library, admin_client):
+    chunk = Chunk.objects.filter(document__app=library).first()
+    response = admin_client.get(f"/admin/biblioteca/chunk/{chunk.pk}/change/")
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "384 dimensions" in html and chunk.embedding_model in html
+    assert f"{float(chunk.embedding[0]):.6f}"[:8] not in html
+    assert 'name="text"' not in html, "no editable field"
+    assert admin_client.get("/admin/biblioteca/chunk/add/").status_code == 403
+    assert admin_client.post(f"/admin/biblioteca/chunk/{chunk.pk}/change/", {"text": "x"}).status_code == 403
+    assert Chunk.objects.get(pk=chunk.pk).text == chunk.text
+
+
+def test_chunk_changelist_filters_by_app_and_searches_text(library, admin_client):
+    response = admin_client.get("/admin/biblioteca/chunk/", {"document__app": library, "q": "30 minutes"})
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "account.md#0" in html and "billing.md" not in html
