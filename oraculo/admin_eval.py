@@ -22,7 +22,7 @@ from django.urls import path, reverse
 from biblioteca.retrieval import MAX_TOP_K
 from config.admin import ReadOnlyAdminMixin
 from oraculo.charts import sweep_curve_svg, tokens_per_question_svg
-from oraculo.eval_actions import eval_run_create
+from oraculo.eval_actions import eval_run_create, eval_run_requeue
 from oraculo.evaluation import (
     DEFAULT_TOP_K,
     MAX_TRIM_WINDOW,
@@ -218,8 +218,21 @@ class EvalRunAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
                     "created_at"]
     list_filter = ["status"]
     list_select_related = ["created_by"]
+    actions = ["queue_again"]
     detail_template = "admin/oraculo/evalrun/detail.html"
     refresh_seconds = 3
+
+    @admin.action(description="Queue again (failed runs, or running ones whose worker went silent)")
+    def queue_again(self, request: HttpRequest, queryset: QuerySet[EvalRun]):
+        queued = 0
+        for run in queryset:
+            try:
+                eval_run_requeue(run_id=run.pk)
+                queued += 1
+            except ValueError as exc:
+                self.message_user(request, str(exc), messages.WARNING)
+        if queued:
+            self.message_user(request, f"{queued} run(s) queued again for the worker.", messages.SUCCESS)
 
     @admin.display(description="progress")
     def progress_display(self, obj: EvalRun) -> str:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from datetime import timedelta
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
@@ -40,8 +41,9 @@ def eval_run_create(*, questions: Sequence[LabelledQuestion], params: EvalParams
 def eval_run_execute(*, run_id: int) -> None:
     """Run a queued evaluation, recording progress and each question's result as it goes; any failure ends the
     run as `failed` with the error kept, never as a run stuck in `running`."""
+    now = timezone.now()
     claimed = EvalRun.objects.filter(pk=run_id, status=EvalRun.Status.QUEUED).update(
-        status=EvalRun.Status.RUNNING, started_at=timezone.now(), progress=0, error="")
+        status=EvalRun.Status.RUNNING, started_at=now, heartbeat_at=now, progress=0, error="")
     if not claimed:
         logger.warning("evaluation run %s is not queued (missing or already taken); skipped", run_id)
         return
@@ -52,7 +54,7 @@ def eval_run_execute(*, run_id: int) -> None:
             EvalResult.objects.filter(pk=rows[done - 1].pk).update(
                 variants=result["variants"], answer_similarity=result.get("answer_similarity"),
                 error=result.get("error", ""))
-        EvalRun.objects.filter(pk=run_id).update(progress=done)
+        EvalRun.objects.filter(pk=run_id).update(progress=done, heartbeat_at=timezone.now())
 
     try:
         params = EvalParams.from_dict(EvalRun.objects.values_list("params", flat=True).get(pk=run_id))
@@ -66,6 +68,29 @@ def eval_run_execute(*, run_id: int) -> None:
     EvalRun.objects.filter(pk=run_id).update(
         status=EvalRun.Status.DONE, finished_at=timezone.now(), progress=len(rows), summary=report.summary,
         sweep=report.sweep.as_dict() if report.sweep else {})
+
+
+STALLED_AFTER = timedelta(minutes=10)
+
+
+def eval_run_requeue(*, run_id: int, stalled_after: timedelta = STALLED_AFTER) -> EvalRun:
+    """Queue a failed run again, or a running one whose worker has shown no sign of life for `stalled_after`
+    (a worker killed mid-run leaves it `running` for ever). Its question rows are kept and reset."""
+    from oraculo.tasks import eval_run_task
+
+    with transaction.atomic():
+        run = EvalRun.objects.select_for_update().get(pk=run_id)
+        stalled = (run.status == EvalRun.Status.RUNNING
+                   and (run.heartbeat_at or run.started_at or run.created_at) < timezone.now() - stalled_after)
+        if run.status != EvalRun.Status.FAILED and not stalled:
+            raise ValueError(f"{run} is {run.status}; only failed runs, or running ones silent for "
+                             f"{int(stalled_after.total_seconds() // 60)} minutes, can be queued again.")
+        run.status, run.progress, run.error = EvalRun.Status.QUEUED, 0, ""
+        run.started_at = run.heartbeat_at = run.finished_at = None
+        run.save(update_fields=["status", "progress", "error", "started_at", "heartbeat_at", "finished_at"])
+        run.results.update(variants={}, answer_similarity=None, error="")
+        eval_run_task.enqueue(run_id=run.pk)
+    return run
 
 
 @transaction.atomic

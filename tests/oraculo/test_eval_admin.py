@@ -186,3 +186,21 @@ def test_staff_without_the_permission_cannot_evaluate(client, asked):
     html = client.get(reverse(CHANGELIST)).content.decode()
     assert "Evaluate the last 15" not in html and "evaluate_selected" not in html
     assert client.get(reverse(EVALUATE)).status_code == 403
+
+
+@pytest.mark.django_db
+def test_the_queue_again_action_requeues_a_failed_run_and_explains_a_refusal(admin_client, library):
+    from oraculo.eval_actions import eval_run_create
+    from oraculo.evaluation import eval_params_build
+    from oraculo.questions import LabelledQuestion
+
+    failed, done = (eval_run_create(questions=[LabelledQuestion("Q")], params=eval_params_build(app=library))
+                    for _ in range(2))
+    EvalRun.objects.filter(pk=failed.pk).update(status=EvalRun.Status.FAILED, error="boom")
+    EvalRun.objects.filter(pk=done.pk).update(status=EvalRun.Status.DONE)
+    response = admin_client.post(reverse("admin:oraculo_evalrun_changelist"),
+                                 {"action": "queue_again", "_selected_action": [failed.pk, done.pk]}, follow=True)
+    html = response.content.decode()
+    assert "1 run(s) queued again" in html and "is done; only failed runs" in html
+    assert EvalRun.objects.get(pk=failed.pk).status == EvalRun.Status.QUEUED
+    assert EvalRun.objects.get(pk=done.pk).status == EvalRun.Status.DONE

@@ -72,3 +72,41 @@ def test_only_a_queued_run_executes(library, monkeypatch):
     monkeypatch.setattr("oraculo.eval_actions.evaluation_run", lambda **kw: pytest.fail("must not run twice"))
     eval_run_execute(run_id=run.pk)
     eval_run_execute(run_id=999_999)
+
+
+@pytest.mark.django_db
+def test_a_failed_run_queued_again_is_completed_by_the_worker(library, monkeypatch):
+    from oraculo.eval_actions import eval_run_requeue
+
+    run = eval_run_create(questions=[LabelledQuestion("How do I reset my password?", "30 minutes")],
+                          params=eval_params_build(app=library))
+    EvalRun.objects.filter(pk=run.pk).update(status=EvalRun.Status.FAILED, error="worker lost")
+    DBTaskResult.objects.all().delete()
+    eval_run_requeue(run_id=run.pk)
+    run_worker(monkeypatch)
+    run.refresh_from_db()
+    assert run.status == EvalRun.Status.DONE and not run.error and run.heartbeat_at
+    assert set(run.results.get().variants) == {"baseline", "trim"}
+
+
+@pytest.mark.django_db
+def test_a_running_run_is_queued_again_only_once_its_worker_went_silent(library):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from oraculo.eval_actions import eval_run_requeue
+
+    run = eval_run_create(questions=[LabelledQuestion("Q")], params=eval_params_build(app=library))
+    EvalRun.objects.filter(pk=run.pk).update(status=EvalRun.Status.RUNNING, progress=1,
+                                             heartbeat_at=timezone.now() - timedelta(minutes=2))
+    with pytest.raises(ValueError, match="only failed runs, or running ones silent for 10 minutes"):
+        eval_run_requeue(run_id=run.pk)
+    EvalRun.objects.filter(pk=run.pk).update(heartbeat_at=timezone.now() - timedelta(minutes=11))
+    run = eval_run_requeue(run_id=run.pk)
+    assert run.status == EvalRun.Status.QUEUED and run.progress == 0
+    assert DBTaskResult.objects.filter(args_kwargs__kwargs__run_id=run.pk).count() == 2
+    done = EvalRun.objects.filter(pk=run.pk)
+    done.update(status=EvalRun.Status.DONE)
+    with pytest.raises(ValueError, match="is done"):
+        eval_run_requeue(run_id=run.pk)
