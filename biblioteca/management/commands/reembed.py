@@ -16,10 +16,12 @@ class Command(BaseCommand):
         parser.add_argument("--all", action="store_true", help="Every document, not only the stale ones.")
 
     def handle(self, *args, **opts):
+        def report(document) -> None:
+            if opts["verbosity"] > 1:
+                self.stdout.write(f"re-embedded {document.source_path}")
+
         try:
-            count = chunks_reembed(app=opts["app"], everything=opts["all"],
-                                   on_document=lambda d: self.stdout.write(f"re-embedded {d.source_path}")
-                                   if opts["verbosity"] > 1 else None)
+            count = chunks_reembed(app=opts["app"], everything=opts["all"], on_document=report)
         except EmbeddingError as exc:
             raise CommandError(str(exc)) from exc
         self.stdout.write(f"{count} document(s) re-embedded.")
