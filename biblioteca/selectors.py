@@ -3,9 +3,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
-from django.db import connection
+from django.db import connection, connections, transaction
 from django.db.models import Count, QuerySet
 from pgvector.django import CosineDistance
 
@@ -18,15 +19,34 @@ def stored_embedding_models() -> dict[str, int]:
     return {row["embedding_model"]: row["n"] for row in rows}
 
 
+@lru_cache(maxsize=1)
+def _has_iterative_scan(alias: str) -> bool:
+    """pgvector >= 0.8 can keep walking the HNSW graph until the filters are satisfied."""
+    with connections[alias].cursor() as cursor:
+        cursor.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
+        row = cursor.fetchone()
+    return bool(row) and tuple(int(p) for p in row[0].split(".")[:2]) >= (0, 8)
+
+
 def chunk_search(*, query_vector: np.ndarray, top_k: int, app: str | None = None,
                  source_type: str | None = None) -> list[Chunk]:
-    """The `top_k` chunks nearest the query by cosine, each annotated with `score` (cosine similarity)."""
+    """The `top_k` chunks nearest the query by cosine, each annotated with `score` (cosine similarity).
+
+    With a filter, the HNSW index alone returns its `ef_search` nearest chunks and the filter then drops those of
+    other apps: an app among many could get fewer than `top_k`, or none. An iterative scan prevents that.
+    """
     qs: QuerySet[Chunk] = Chunk.objects.select_related("document")
     if app:
         qs = qs.filter(document__app=app)
     if source_type:
         qs = qs.filter(document__source_type=source_type)
-    chunks = list(qs.annotate(distance=CosineDistance("embedding", query_vector)).order_by("distance")[:top_k])
+    qs = qs.annotate(distance=CosineDistance("embedding", query_vector)).order_by("distance")[:top_k]
+    if (app or source_type) and _has_iterative_scan(qs.db):
+        with transaction.atomic(using=qs.db), connections[qs.db].cursor() as cursor:
+            cursor.execute("SET LOCAL hnsw.iterative_scan = strict_order")
+            chunks = list(qs)
+    else:
+        chunks = list(qs)
     for chunk in chunks:
         chunk.score = 1.0 - float(chunk.distance)
     return chunks

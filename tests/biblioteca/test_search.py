@@ -36,3 +36,21 @@ def test_the_hnsw_index_is_in_place():
         cursor.execute("SELECT indexdef FROM pg_indexes WHERE indexname = 'chunk_embedding_hnsw'")
         (definition,) = cursor.fetchone()
     assert "hnsw" in definition and "vector_cosine_ops" in definition
+
+
+def test_a_filtered_search_asks_pgvector_for_an_iterative_scan(library):
+    """With a filter, HNSW alone could return fewer than top_k (its first candidates all in other apps);
+    pgvector >= 0.8 keeps scanning when told to. This machine's planner picks exact scans at this size, so the
+    test checks that the setting goes with filtered searches, and only with them."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    vector = get_embedder().embed_query("How do I reset my password?")
+    with CaptureQueriesContext(connection) as filtered:
+        assert len(chunk_search(query_vector=vector, top_k=5, app=library)) == 5
+    with CaptureQueriesContext(connection) as unfiltered:
+        chunk_search(query_vector=vector, top_k=5)
+    statements = [q["sql"] for q in filtered.captured_queries]
+    setting = statements.index("SET LOCAL hnsw.iterative_scan = strict_order")
+    assert any("biblioteca_chunk" in sql for sql in statements[setting + 1:])
+    assert not any("iterative_scan" in q["sql"] for q in unfiltered.captured_queries)
