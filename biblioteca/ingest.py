@@ -121,11 +121,14 @@ def _chunk_rows(document: Document, chunks: Sequence[_PreparedChunk], chunk_vect
     ]
 
 
-def _sentence_rows(chunk: Chunk, spans: Sequence[tuple[int, int]], vectors: np.ndarray) -> list[Sentence]:
-    return [
-        Sentence(chunk=chunk, position=i, start_offset=s, end_offset=e, text=chunk.text[s:e], embedding=v)
-        for i, ((s, e), v) in enumerate(zip(spans, vectors))
-    ]
+def _store_sentences(chunks: Sequence[Chunk], prepared: Sequence[_PreparedChunk],
+                    sentence_vectors: Sequence[np.ndarray]) -> None:
+    Sentence.objects.bulk_create(
+        [Sentence(chunk=chunk, position=i, start_offset=s, end_offset=e, text=chunk.text[s:e], embedding=v)
+         for chunk, c, vectors in zip(chunks, prepared, sentence_vectors)
+         for i, ((s, e), v) in enumerate(zip(c.sentence_spans, vectors))],
+        batch_size=2000,
+    )
 
 
 def document_ingest(*, source_path: str, content: str, app: str = "default", source_type: str = "docs",
@@ -161,11 +164,7 @@ def document_ingest(*, source_path: str, content: str, app: str = "default", sou
         )
         document.chunks.all().delete()
         chunks = Chunk.objects.bulk_create(_chunk_rows(document, prepared, chunk_vectors, embedder.model_name))
-        Sentence.objects.bulk_create(
-            [row for chunk, c, vecs in zip(chunks, prepared, sentence_vectors)
-             for row in _sentence_rows(chunk, c.sentence_spans, vecs)],
-            batch_size=2000,
-        )
+        _store_sentences(chunks, prepared, sentence_vectors)
     return DocumentResult(source_path, status, chunks=len(prepared), sentences=sentence_count,
                           embedded_texts=embedded, embed_seconds=embed_seconds)
 
@@ -291,11 +290,7 @@ def chunks_reembed(*, app: str | None = None, everything: bool = False, embedder
                 chunk.embedding_model = embedder.model_name
             Chunk.objects.bulk_update(chunks, ["embedding", "embedding_model"])
             Sentence.objects.filter(chunk__document=document).delete()
-            Sentence.objects.bulk_create(
-                [row for chunk, c, vecs in zip(chunks, prepared, sentence_vectors)
-                 for row in _sentence_rows(chunk, c.sentence_spans, vecs)],
-                batch_size=2000,
-            )
+            _store_sentences(chunks, prepared, sentence_vectors)
         count += 1
         if on_document:
             on_document(document)

@@ -43,10 +43,6 @@ class RetrievedChunk:
     def content(self) -> str:
         return f"{self.doc_line}\n{self.text}"
 
-    @property
-    def original_content(self) -> str:
-        return f"{self.doc_line}\n{self.original_text}"
-
     def as_dict(self) -> dict:
         return {"id": self.id, "chunk_id": self.chunk_id, "document_id": self.document_id, "title": self.title,
                 "heading_path": self.heading_path, "url": self.url, "score": round(self.score, 4),

@@ -10,7 +10,7 @@ from django.db import connection, connections, transaction
 from django.db.models import Count, QuerySet
 from pgvector.django import CosineDistance
 
-from biblioteca.models import Chunk, Document, Sentence
+from biblioteca.models import Chunk, Sentence
 
 
 def stored_embedding_models() -> dict[str, int]:
@@ -84,8 +84,3 @@ def sentences_for_chunks(chunk_ids: Sequence[int]) -> dict[int, StoredSentences]
         vectors = np.stack([np.frombuffer(raw, dtype=">f4", offset=4) for _, _, raw in items]).astype(np.float32)
         out[chunk_id] = StoredSentences([(start, end) for start, end, _ in items], vectors)
     return out
-
-
-def documents_in(*, app: str, source_type: str | None = None) -> QuerySet[Document]:
-    qs = Document.objects.filter(app=app)
-    return qs.filter(source_type=source_type) if source_type else qs
