@@ -19,13 +19,19 @@ def stored_embedding_models() -> dict[str, int]:
     return {row["embedding_model"]: row["n"] for row in rows}
 
 
+def pgvector_version(*, using: str = "default") -> str:
+    """The installed pgvector's version, or "" when the extension is missing."""
+    with connections[using].cursor() as cursor:
+        cursor.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
+        row = cursor.fetchone()
+    return row[0] if row else ""
+
+
 @lru_cache(maxsize=1)
 def _has_iterative_scan(alias: str) -> bool:
     """pgvector >= 0.8 can keep walking the HNSW graph until the filters are satisfied."""
-    with connections[alias].cursor() as cursor:
-        cursor.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
-        row = cursor.fetchone()
-    return bool(row) and tuple(int(p) for p in row[0].split(".")[:2]) >= (0, 8)
+    version = pgvector_version(using=alias)
+    return bool(version) and tuple(int(p) for p in version.split(".")[:2]) >= (0, 8)
 
 
 def chunk_search(*, query_vector: np.ndarray, top_k: int, app: str | None = None,

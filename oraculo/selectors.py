@@ -5,10 +5,11 @@ import logging
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.db import DatabaseError, connection
+from django.db import DatabaseError
 from django.db.models import Q
 
 from biblioteca.embeddings import configured_model_name
+from biblioteca.selectors import pgvector_version
 from oraculo.llm import llm_configured
 from oraculo.models import OraculoQuery, WidgetKey
 
@@ -55,10 +56,7 @@ def health_check() -> Health:
     """One cheap query (no embedding, no LLM call): is the database up, with pgvector installed?"""
     database, version = True, ""
     try:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
-            row = cursor.fetchone()
-            version = row[0] if row else ""
+        version = pgvector_version()
     except DatabaseError:
         logger.exception("health check: the database is unreachable")
         database = False
