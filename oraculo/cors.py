@@ -14,12 +14,10 @@ from django.db import DatabaseError
 from django.dispatch import receiver
 from django.http import HttpRequest
 
+from oraculo.api.authentication import HEADER
 from oraculo.selectors import origin_allowed_by_any_key, widget_key_get_active
 
 logger = logging.getLogger(__name__)
-KEY_HEADER = "X-Widget-Key"
-
-
 @receiver(check_request_enabled, dispatch_uid="oraculo.cors.widget_key_origins")
 def widget_key_origins(sender, request: HttpRequest, **kwargs) -> bool:
     if not re.match(conf.CORS_URLS_REGEX, request.path_info):
@@ -28,7 +26,7 @@ def widget_key_origins(sender, request: HttpRequest, **kwargs) -> bool:
     if not origin:
         return False
     try:
-        key = request.headers.get(KEY_HEADER, "").strip()
+        key = request.headers.get(HEADER, "").strip()
         if key:
             widget_key = widget_key_get_active(key=key)
             return widget_key is not None and widget_key.allows_origin(origin)
