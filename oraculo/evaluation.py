@@ -25,6 +25,7 @@ from biblioteca.embeddings import get_embedder
 from biblioteca.retrieval import (
     MAX_TOP_K,
     RetrievedChunk,
+    chunk_tokens,
     context_tokens,
     resolve_trim_params,
     search,
@@ -334,8 +335,12 @@ class _Prepared:
     question: LabelledQuestion
     vector: np.ndarray
     chunks: list[RetrievedChunk]
-    tokens_before: int
+    chunk_tokens: dict[int, int]
     retrieval_ms: float
+
+    @property
+    def tokens_before(self) -> int:
+        return sum(self.chunk_tokens.values())
 
     @property
     def chunk_ids(self) -> list[int]:
@@ -352,8 +357,8 @@ def _prepare(question: LabelledQuestion, *, top_k: int, filters: Mapping[str, st
     vector = get_embedder().embed_query(question.question)
     chunks = search(query_vector=vector, top_k=top_k, filters=filters)
     retrieval_ms = (time.perf_counter() - started) * 1000
-    return _Prepared(question=question, vector=vector, chunks=chunks, tokens_before=context_tokens(chunks),
-                     retrieval_ms=retrieval_ms)
+    return _Prepared(question=question, vector=vector, chunks=chunks,
+                     chunk_tokens={c.id: chunk_tokens(c) for c in chunks}, retrieval_ms=retrieval_ms)
 
 
 def _variant(prepared: _Prepared, chunks: Sequence[RetrievedChunk], *, tokens: int) -> dict:
@@ -395,7 +400,8 @@ def _evaluate(prepared: _Prepared, *, params: EvalParams) -> dict:
         trim_ms = (time.perf_counter() - started) * 1000
         contexts["trim"] = trimmed
         overlap = overlap_share(prepared.chunk_ids, [c.id for c in trimmed])
-        variants["trim"] = {**_variant(prepared, trimmed, tokens=context_tokens(trimmed)),
+        tokens = context_tokens(trimmed, known=prepared.chunk_tokens)
+        variants["trim"] = {**_variant(prepared, trimmed, tokens=tokens),
                             "overlap_vs_baseline": _round(overlap, 2),
                             "latency_ms": round(prepared.retrieval_ms + trim_ms, 1), "trim_embedding_calls": calls}
     result: dict = {"question": q.question}
@@ -492,7 +498,7 @@ class _Sweep:
         total = 0
         for chunk in chunks:
             if chunk.content not in self._tokens:
-                self._tokens[chunk.content] = context_tokens([chunk])
+                self._tokens[chunk.content] = chunk_tokens(chunk)
             total += self._tokens[chunk.content]
         return total
 
