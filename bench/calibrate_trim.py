@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import json
 import pickle
-import re
 import sys
 import time
 from dataclasses import dataclass
@@ -34,10 +33,12 @@ from biblioteca.retrieval import RetrievedChunk, search  # noqa: E402
 from biblioteca.selectors import sentences_for_chunks  # noqa: E402
 from biblioteca.text.tokens import count_tokens  # noqa: E402
 from biblioteca.trimming import TrimInput, TrimParams, trim_chunks  # noqa: E402
+from oraculo.evaluation import answer_in_context  # noqa: E402
 
 
-def normalise(text: str) -> str:
-    return re.sub(r"\s+", " ", text.casefold()).strip()
+def holds_answer(answers: list[str], texts: list[str]) -> bool:
+    """The harness's own test (oraculo.evaluation.answer_in_context), so both measure the same thing."""
+    return any(answer_in_context(expected=a, texts=texts) for a in answers)
 
 
 @lru_cache(maxsize=None)
@@ -70,10 +71,9 @@ def load_cases(qa_dir: Path, lang: str, top_k: int, limit: int | None) -> list[C
         chunks = search(query_vector=vector, top_k=top_k, filters={"app": app})
         stored = sentences_for_chunks([c.id for c in chunks])
         inputs = [TrimInput(c.original_text, stored[c.id].spans, stored[c.id].vectors) for c in chunks]
-        context = normalise(" ".join(c.content for c in chunks))
-        answers = [normalise(a["text"]) for a in row["answers"]]
+        answers = [a["text"] for a in row["answers"]]
         cases.append(Case(row["question"], answers, chunks, inputs, vector,
-                          sum(tokens(c.content) for c in chunks), any(a in context for a in answers),
+                          sum(tokens(c.content) for c in chunks), holds_answer(answers, [c.text for c in chunks]),
                           [tokens(c.doc_line + "\n") for c in chunks],
                           [np.array([tokens(i.text[s:e]) for s, e in i.spans]) for i in inputs]))
     return cases
@@ -92,7 +92,6 @@ def evaluate(cases: list[Case], params: TrimParams) -> tuple[float, float]:
     kept = hits = base_tokens = trim_tokens = 0
     for case in cases:
         outs = trim_chunks(case.inputs, case.query_vector, params)
-        contents = [f"{c.doc_line}\n{o.text}" for c, o in zip(case.chunks, outs) if not o.dropped]
         base_tokens += case.baseline_tokens
         for i, out in enumerate(outs):
             if out.dropped:
@@ -105,8 +104,7 @@ def evaluate(cases: list[Case], params: TrimParams) -> tuple[float, float]:
                             + ELISION_TOKENS * gaps)
         if case.baseline_hit:
             hits += 1
-            context = normalise(" ".join(contents))
-            kept += any(a in context for a in case.answers)
+            kept += holds_answer(case.answers, [o.text for o in outs if not o.dropped])
     return 100.0 * kept / max(hits, 1), 100.0 * (1 - trim_tokens / max(base_tokens, 1))
 
 
