@@ -46,17 +46,32 @@ _LIST_LEAD = frozenset("-*+0123456789")
 _TERMINATORS = ".!?…‽"
 _OPENERS = "\"'“‘«¿¡([‹`*_„"
 _BULLETS = "•⁃◦‣▪"
+_DASHES = "-–—"
+_CLOSERS = "\"'”’»)]›"
 _TOKEN_LEAD = _OPENERS + _BULLETS + "—–"
 
+# A run of terminators, its closers (quotes, brackets, Spanish ordinal marks as in "5.º"), then
+# either white space, optionally after a citation marker glued to them ("rains.[3] Then",
+# "rains.3 Then"), or no space at all before a capital or an inverted mark ("done.Next"). Each
+# part is possessive or bounded, so a failed match costs a few steps.
 _CANDIDATE = re.compile(
-    r"([.!?…‽](?<![.!?…‽].)[.!?…‽]*+)([\"'”’»)\]›]*+)\s++(?=[^\sa-z0-9.,;:])"
+    r"([.!?…‽](?<![.!?…‽].)[.!?…‽]*+)([\"'”’»)\]›ºª]*+)"
+    r"(?:((?:\[\d{1,3}(?:[,–-] ?\d{1,3})*+\])++|\d{1,3})?\s++(?=[^\sa-z.,;:])"
+    r"|(?=[A-ZÀ-ÖØ-Þ¿¡]))"
 )
 _NEXT_WORD = re.compile(r"[\"'“‘«¿¡(\[‹`*_„]*+([^\W\d_]++)")
+_GLUED_NEXT = re.compile(r"[¿¡]?([^\W\d_]++)(?=[\s,;:]|$)")
 _INITIALISM = re.compile(r"(?:[^\W\d_]\.)++[^\W\d_]")
 _INITIAL_AHEAD = re.compile(r"[^\W\d_]\.")
 _MARKER_TOKEN = re.compile(r"\d{1,3}|[^\W\d_]")
-_ENUM_HEAD = re.compile(r"(?:(\d{1,3})(\.\)|\)|\.)|([a-z])(\.))\s")
-_ENUM_ANY = re.compile(r"(?<=\s)(?:(\d{1,3})(\.\)|\)|\.)|([a-z])(\.))(?=\s)")
+# Inline list markers: "1.", "2)", "a.)", "(b)", "iii)"; a run of them must count up.
+_ENUM_ANY = re.compile(r"(?<!\S)(\()?(\d{1,3}|[a-z]|[ivx]{2,4})(\.\)|\)|\.)(?=\s)")
+# The first marker of a run after a finished sentence: "... done. a) one b) two".
+_RUN_START = re.compile(r"[.!?…][\"'”’»)\]]*+\s++\(?(?:1|a|i)(?:\.\)|\)|\.)\s")
+_ROMAN = {"i": 1, "ii": 2, "iii": 3, "iv": 4, "v": 5, "vi": 6, "vii": 7, "viii": 8, "ix": 9, "x": 10}
+# Full-width and CJK stops end a sentence without a following space.
+_CJK_STOP = re.compile(r"[。！？．]")
+_CJK_CANDIDATE = re.compile(r"[。！？．]++[」』）】〕〉》\"'”’)]*+")
 
 _MAX_TOKEN = 48
 
@@ -80,18 +95,40 @@ _END_CAPABLE = frozenset(
 )
 
 _TIMES = frozenset(("a.m", "p.m"))
-_TITLES = frozenset(("Mr", "Mrs", "Ms", "Dr", "Dra", "Sr", "Sra", "Srta", "Prof", "Lic"))
+# A time inside an opening phrase ("At 5 a.m. Mr. Smith left") is followed by the subject.
+_LEAD_PREPOSITIONS = frozenset(
+    "At By Around Until Till From Before After Since About Near A Hacia Desde Hasta Sobre".split()
+)
+# After a clock time a capitalised word starts a new sentence, unless it names the time zone.
+_ZONES = frozenset(
+    """
+    Eastern Pacific Central Mountain Atlantic Alaska Alaskan Hawaii Hawaiian Greenwich GMT UTC
+    EST EDT CST CDT MST MDT PST PDT AKST HST CET CEST WET WEST EET EEST BST IST JST AEST
+    """.split()
+)
 
+# Capitalised closed-class words (pronouns, articles, demonstratives, conjunctions, sentence
+# adverbs): a sentence opens with them far more often than a name that an abbreviation or an
+# initial introduces does, so they decide the ambiguous cases.
 _STARTERS = frozenset(
     """
-    A After All Also Although And As Before Being Both Because But Did Each For He Her His How
-    However I If In It Its Let Many Meanwhile Millions More Most My No Note Now One Our Please
-    She Since So Some That The Their Then There Therefore These They This Those Thus Today We
-    What When Where While Who Why Yes You
-    Además Ahora Así Aunque Cada Como Con Cuando Cómo Después Dónde El Ella Ellas Ellos En
-    Entonces Es Esa Ese Eso Esta Este Esto Estos Estas Hay Hoy La Las Lo Los Luego Mi Mientras
-    Nosotros Nuestra Nuestro Otra Otro Para Pero Por Que Qué Quién Se Si Sin Su Sus Sí También
-    Todo Todos Un Una Unas Unos Ya Yo Él
+    A After Afterwards Again All Also Although Always An And Another Any Anyone Anything As
+    At Because Before Being Besides Both But By Can Could Did Do Does Each Either Even
+    Every Everybody Everyone Everything Finally First For Fortunately From He Hence Her Here
+    His How However I If In Indeed Instead Is It Its Just Last Later Let Many Maybe Meanwhile
+    Millions More Moreover Most Much My Neither Never Nevertheless Next No Nobody None Not
+    Note Nothing Now Of Often On Once One Only Or Our Perhaps Please She Several Should Since
+    So Some Someone Something Sometimes Soon Still Such That The Their Them Then There
+    Therefore These They This Those Though Thus To Today Tomorrow Unfortunately Unless Until
+    Was We Were What When Where Whether Which While Who Why Will With Without Would Yes
+    Yesterday Yet You Your
+    Además Ahora Al Algo Algunos Algunas Alguien Allí Antes Aquí Aquel Aquella Así Aunque
+    Ayer Cada Como Con Cuando Cómo Después Dónde El Ella Ellas Ellos En Entonces Era Es
+    Esa Esas Ese Eso Esos Esta Estas Este Esto Estos Fue Hay Hoy La Las Le Les Lo Los
+    Luego Me Mi Mientras Mis Muchos Nada Nadie Ni Ninguno Ninguna No Nos Nosotros Nuestra
+    Nuestro Nunca Otra Otro Para Pero Porque Por Primero Pues Que Qué Quién Se Si Siempre
+    Sin Su Sus Sí También Tampoco Te Todavía Todo Todos Tu Tus Un Una Unas Unos Usted
+    Ustedes Y Ya Yo Él
     """.split()
 )
 
@@ -102,6 +139,16 @@ _QUANTITY_WORDS = frozenset(
     approx aprox de a en por para con hasta desde entre y o sobre unos unas
     """.split()
 )
+
+# Words after which "N. M" reads as a numbered reference with a stray space, not two sentences.
+_REFERENCE_WORDS = frozenset(
+    """
+    chapter section page figure table step part item line version volume appendix
+    capítulo sección página figura tabla paso parte línea versión volumen apéndice
+    """.split()
+)
+# Number signs: "No. 5", "nos. 3-4", "Nr. 7" abbreviate "number" and take the digits after them.
+_NUMBER_SIGNS = frozenset(("no", "nos", "nr", "nro", "n"))
 
 
 def split_sentences(text: str) -> list[str]:
@@ -144,7 +191,7 @@ def _spans(
             segment = text[a:b]
             if not segment or segment.isspace():
                 continue
-            cuts = _enumeration_cuts(segment)
+            cuts = _enumeration_cuts(segment, kind is _Kind.PROSE)
             if kind is _Kind.PROSE:
                 cuts = _sentence_cuts(segment, cuts)
             prev = a
@@ -437,32 +484,75 @@ def _run_end(lines: list[str], i: int) -> int:
     return len(lines)
 
 
-def _enumeration_cuts(seg: str) -> list[int]:
-    """Cuts before inline list markers: "1) a 2) b", "a. x b. y", "• x • y"."""
+def _enumeration_cuts(seg: str, inline: bool) -> list[int]:
+    """Cuts before inline list markers: "1) a 2) b", "a. x b. y", "• x • y" from the start of
+    `seg`, and, when `inline`, runs counting up from "1", "a" or "i" that open after a finished
+    sentence ("Do this. 1. Stop it 2. Start it"). A mid-line run needs two markers in order:
+    one "a)" after a full stop is as likely a stray letter as a list."""
     head = len(seg) - len(seg.lstrip())
     if head >= len(seg):
         return []
     first = seg[head]
     if first in _BULLETS:
         return [m.start() for m in re.finditer(r"(?<=\s)" + first, seg)]
-    m = _ENUM_HEAD.match(seg, head)
-    if m is None:
+    m = _ENUM_ANY.match(seg, head)
+    if m is not None and m.group(1) and m.group(3) != ")":
+        m = None
+    if m is None and (not inline or _RUN_START.search(seg) is None):
         return []
-    numeric = m.group(1) is not None
-    style = m.group(2) if numeric else m.group(4)
-    expected = int(m.group(1)) + 1 if numeric else ord(m.group(3)) + 1
-    cuts = []
-    for mm in _ENUM_ANY.finditer(seg, m.end()):
-        if numeric:
-            if mm.group(1) is None or mm.group(2) != style or int(mm.group(1)) != expected:
-                continue
-        elif mm.group(3) is None or ord(mm.group(3)) != expected:
+    kind: str | None = None
+    style: tuple[str | None, str] | None = None
+    expected = 0
+    positions: list[int] = []
+    needed = 1
+    begin = head
+    if m is not None:
+        tok = m.group(2)
+        kind = _RUN_KINDS.get(tok) or ("num" if tok.isdigit() else "alpha" if len(tok) == 1 else "roman")
+        expected = (_marker_value(kind, tok) or 0) + 1
+        style = (m.group(1), m.group(3))
+        begin = m.end()
+    cuts: list[int] = []
+    for mm in _ENUM_ANY.finditer(seg, begin):
+        paren, tok, suffix = mm.groups()
+        if paren and suffix != ")":
             continue
-        if _previous_word(seg, mm.start()).lower() in _QUANTITY_WORDS:
+        pos = mm.start()
+        if kind is not None and (paren, suffix) == style and _marker_value(kind, tok) == expected:
+            if _previous_word(seg, pos).lower() not in _QUANTITY_WORDS:
+                positions.append(pos)
+                expected += 1
             continue
-        cuts.append(mm.start())
-        expected += 1
+        new = _RUN_KINDS.get(tok)
+        if inline and new is not None and _after_sentence(seg, pos):
+            if len(positions) >= needed:
+                cuts.extend(positions)
+            kind, style, expected, positions, needed = new, (paren, suffix), 2, [pos], 2
+    if len(positions) >= needed:
+        cuts.extend(positions)
     return cuts
+
+
+_RUN_KINDS = {"1": "num", "a": "alpha", "i": "roman"}
+
+
+def _marker_value(kind: str, tok: str) -> int | None:
+    if kind == "num":
+        return int(tok) if tok.isdigit() else None
+    if kind == "alpha":
+        return ord(tok) - 96 if len(tok) == 1 and tok.isalpha() else None
+    return _ROMAN.get(tok)
+
+
+def _after_sentence(seg: str, pos: int) -> bool:
+    """Whether a terminator (and its closers) comes before `pos`, across white space."""
+    j = pos
+    lo = max(0, pos - _MAX_TOKEN)
+    while j > lo and seg[j - 1].isspace():
+        j -= 1
+    while j > lo and seg[j - 1] in _CLOSERS:
+        j -= 1
+    return j > 0 and seg[j - 1] in _TERMINATORS
 
 
 def _previous_word(seg: str, pos: int) -> str:
@@ -484,37 +574,124 @@ def _sentence_cuts(seg: str, enum_cuts: list[int]) -> list[int]:
     n_enum = len(enum_cuts)
     last_cut = 0
     for m in _CANDIDATE.finditer(seg):
-        nxt = m.end()
-        c = seg[nxt]
-        if not (c.isupper() or c in _OPENERS):
-            continue
         p = m.start()
         while ei < n_enum and enum_cuts[ei] <= p:
             last_cut = max(last_cut, enum_cuts[ei])
             cuts.append(enum_cuts[ei])
             ei += 1
-        cut = _boundary(seg, p, m.end(1), m.end(2), nxt, last_cut)
+        cut = _cut(seg, m, last_cut)
         if cut is not None and cut > last_cut:
             cuts.append(cut)
             last_cut = cut
     cuts.extend(enum_cuts[ei:])
-    if n_enum:
+    if _CJK_STOP.search(seg) is not None:
+        cuts = sorted(set(cuts).union(_cjk_cuts(seg)))
+    elif n_enum:
         cuts = sorted(set(cuts))
     return cuts
 
 
-def _boundary(seg: str, p: int, q: int, r: int, nxt: int, unit_start: int) -> int | None:
-    """Where to cut for the terminators seg[p:q] and closers seg[q:r] before seg[nxt:]."""
-    cluster = seg[p:q]
+def _cut(seg: str, m: re.Match[str], unit_start: int) -> int | None:
+    """Where, if anywhere, the _CANDIDATE match `m` ends a sentence."""
+    p, q, r, nxt = m.start(), m.end(1), m.end(2), m.end()
+    if nxt == r:
+        return _glued(seg, p, q, r, unit_start)
+    c = seg[nxt]
+    if m.start(3) >= 0:
+        return _citation(seg, p, r, m.end(3), c, unit_start)
+    if c.isupper() or c in _OPENERS:
+        return _boundary(seg, p, q, r, nxt, unit_start, False)
+    if c.isdigit():
+        return _boundary(seg, p, q, r, nxt, unit_start, True)
+    if c in _DASHES:
+        j = nxt
+        stop = min(len(seg), nxt + 4)
+        while j < stop and (seg[j] in _DASHES or seg[j] == " "):
+            j += 1
+        if j < len(seg) and seg[j].isupper():
+            return _boundary(seg, p, q, r, nxt, unit_start, False)
+    return None
+
+
+def _token(seg: str, p: int, unit_start: int) -> int:
+    """Start of the token that ends at `p`, past any opening marks."""
     token_start = p
     lo = max(unit_start, p - _MAX_TOKEN)
     while token_start > lo and not seg[token_start - 1].isspace():
         token_start -= 1
     while token_start < p and seg[token_start] in _TOKEN_LEAD:
         token_start += 1
+    return token_start
+
+
+def _abbreviation(lower: str) -> bool:
+    return lower in _NO_SPLIT or lower in _END_CAPABLE or lower in _NUMBER_SIGNS
+
+
+def _glued(seg: str, p: int, q: int, r: int, unit_start: int) -> int | None:
+    """A stop with no space after it ("done.Next"): a boundary only between a plain word and a
+    capitalised sentence opener, or before an inverted mark. Names with dots (example.com,
+    Node.js, v1.2.3, models.Model, e.g.) have a dot, digit or non-opener on one side."""
+    if seg[r] in "¿¡":
+        return r
+    word = seg[_token(seg, p, unit_start) : p]
+    if len(word) < 2 or not word.replace(",", "").isalnum() or _abbreviation(word.lower()):
+        return None
+    if not (word[-1].islower() or word[-1].isdigit()):
+        return None
+    nxt = _GLUED_NEXT.match(seg, r)
+    return r if nxt is not None and nxt.group(1) in _STARTERS else None
+
+
+def _citation(seg: str, p: int, r: int, end: int, c: str, unit_start: int) -> int | None:
+    """A footnote or citation mark glued to a full stop ("rains.[3] Then", "rains.3 Then",
+    "(Ito 2003).4 Then") belongs to the sentence it closes. A bare number counts only after a
+    word or a closing bracket, so decimals ("3.14 The") and versions stay whole."""
+    if not (c.isupper() or c in _OPENERS):
+        return None
+    if seg[r] == "[":
+        return end
+    before = seg[p - 1] if p > 0 else ""
+    if before in _CLOSERS:
+        return end
+    word = seg[_token(seg, p, unit_start) : p]
+    if len(word) < 2 or not word.isalpha() or _abbreviation(word.lower()):
+        return None
+    return end
+
+
+def _cjk_cuts(seg: str) -> list[int]:
+    """Cuts after full-width and CJK stops, which need no space after them. A full-width point
+    between Latin letters or digits ("３．５") is a decimal or a name, not a stop."""
+    cuts = []
+    n = len(seg)
+    for m in _CJK_CANDIDATE.finditer(seg):
+        e = m.end()
+        if e >= n:
+            continue
+        if m.group() == "．" and (_latin_alnum(seg[e]) or (m.start() and _latin_alnum(seg[m.start() - 1]))):
+            continue
+        cuts.append(e)
+    return cuts
+
+
+def _latin_alnum(ch: str) -> bool:
+    if ch.isascii():
+        return ch.isalnum()
+    return "０" <= ch <= "９" or "Ａ" <= ch <= "Ｚ" or "ａ" <= ch <= "ｚ"
+
+
+def _boundary(
+    seg: str, p: int, q: int, r: int, nxt: int, unit_start: int, digit: bool
+) -> int | None:
+    """Where to cut for the terminators seg[p:q] and closers seg[q:r] before seg[nxt:]."""
+    cluster = seg[p:q]
+    token_start = _token(seg, p, unit_start)
     word = seg[token_start:p]
 
     if _MARKER_TOKEN.fullmatch(word) and _only_bullets(seg, unit_start, token_start):
+        return None
+    if digit and not _digit_may_follow(seg, word, token_start, q, r):
         return None
     if cluster == ".":
         if p >= 2 and seg[p - 1] == " " and seg[p - 2] == ".":
@@ -526,6 +703,19 @@ def _boundary(seg: str, p: int, q: int, r: int, nxt: int, unit_start: int) -> in
         if p > 0 and seg[p - 1] in "[(" and q < len(seg) and seg[q] in "])":
             return None
     return r
+
+
+def _digit_may_follow(seg: str, word: str, token_start: int, q: int, r: int) -> bool:
+    """A sentence may open with a number ("It is 2. 2 + 2 is 4."), but not after a number sign
+    ("No. 5", "n.º 5") or a numbered reference ("chapter 2. 3")."""
+    if q != r:
+        return seg[r - 1] not in "ºª"
+    lower = word.lower()
+    if lower in _NUMBER_SIGNS:
+        return False
+    if word[:1].isdigit():
+        return _previous_word(seg, token_start).lower() not in _REFERENCE_WORDS
+    return True
 
 
 def _only_bullets(seg: str, a: int, b: int) -> bool:
@@ -555,10 +745,11 @@ def _after_period(
     if lower in _NO_SPLIT:
         return None
     if lower in _TIMES:
-        if token_start - unit_start <= _MAX_TOKEN and len(seg[unit_start:token_start].split()) <= 3:
+        lead = seg[unit_start:token_start].split() if token_start - unit_start <= _MAX_TOKEN else ()
+        if lead and len(lead) <= 4 and lead[0] in _LEAD_PREPOSITIONS:
             return None
         following = _next_word(seg, nxt)
-        return r if following in _STARTERS or following in _TITLES else None
+        return r if following[:1].isupper() and following not in _ZONES else None
     if lower in _END_CAPABLE or _INITIALISM.fullmatch(word):
         return r if _next_word(seg, nxt) in _STARTERS else None
     if len(word) == 1 and word.isalpha():
@@ -569,8 +760,7 @@ def _after_period(
             return None
         if _INITIAL_AHEAD.match(seg, nxt):
             return None
-        before = before.lstrip(_TOKEN_LEAD)
-        return None if before[:1].isupper() else r
+        return r if _next_word(seg, nxt) in _STARTERS else None
     return r
 
 
