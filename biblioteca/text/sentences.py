@@ -5,12 +5,19 @@ row or a list item, and must be a verbatim slice of the source so that offsets m
 Block structure comes from the CommonMark parser (markdown-it-py), which a top-level line scan
 spares where blocks are simple; prose is split by a single linear scan whose regexes cannot
 backtrack, so hostile input costs time proportional to its size.
-The splitter is conservative: when in doubt, it does not split.
+The splitter is conservative: when in doubt, it does not split. It takes no language: the rules
+for English and Spanish prose (citation marks, clock times, quotes, inline enumerations, glued
+and full-width stops, numbers, initials) read punctuation and a closed set of sentence openers.
+
+Documents are markdown, and where plain prose and markdown disagree, markdown wins: a soft line
+break inside a paragraph is not a boundary, a blank line is, an indented block is code, and a
+line that starts with "1." or "-" is a list item, even if a prose reader would see otherwise.
 """
 
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Callable
 from enum import Enum
 from itertools import accumulate
@@ -56,7 +63,7 @@ _TOKEN_LEAD = _OPENERS + _BULLETS + "—–"
 # part is possessive or bounded, so a failed match costs a few steps.
 _CANDIDATE = re.compile(
     r"([.!?…‽](?<![.!?…‽].)[.!?…‽]*+)([\"'”’»)\]›ºª]*+)"
-    r"(?:((?:\[\d{1,3}(?:[,–-] ?\d{1,3})*+\])++|\d{1,3})?\s++(?=[^\sa-z.,;:])"
+    r"(?:((?:\[\d{1,3}(?:[,–-] ?\d{1,3})*+\])++|\d{1,3})?\s++(?=[^\sa-z.,;:]|[ai]\.?\)|[ai]\.\s)"
     r"|(?=[A-ZÀ-ÖØ-Þ¿¡]))"
 )
 _NEXT_WORD = re.compile(r"[\"'“‘«¿¡(\[‹`*_„]*+([^\W\d_]++)")
@@ -66,9 +73,7 @@ _INITIAL_AHEAD = re.compile(r"[^\W\d_]\.")
 _MARKER_TOKEN = re.compile(r"\d{1,3}|[^\W\d_]")
 # Inline list markers: "1.", "2)", "a.)", "(b)", "iii)"; a run of them must count up.
 _ENUM_ANY = re.compile(r"(?<!\S)(\()?(\d{1,3}|[a-z]|[ivx]{2,4})(\.\)|\)|\.)(?=\s)")
-# The first marker of a run after a finished sentence: "... done. a) one b) two".
-_RUN_START = re.compile(r"[.!?…][\"'”’»)\]]*+\s++\(?(?:1|a|i)(?:\.\)|\)|\.)\s")
-_ROMAN = {"i": 1, "ii": 2, "iii": 3, "iv": 4, "v": 5, "vi": 6, "vii": 7, "viii": 8, "ix": 9, "x": 10}
+_ROMAN = {r: n for n, r in enumerate("i ii iii iv v vi vii viii ix x".split(), 1)}
 # Full-width and CJK stops end a sentence without a following space.
 _CJK_STOP = re.compile(r"[。！？．]")
 _CJK_CANDIDATE = re.compile(r"[。！？．]++[」』）】〕〉》\"'”’)]*+")
@@ -99,11 +104,14 @@ _TIMES = frozenset(("a.m", "p.m"))
 _LEAD_PREPOSITIONS = frozenset(
     "At By Around Until Till From Before After Since About Near A Hacia Desde Hasta Sobre".split()
 )
-# After a clock time a capitalised word starts a new sentence, unless it names the time zone.
-_ZONES = frozenset(
+# After a clock time a capitalised word starts a new sentence, unless it qualifies the time:
+# a time zone or a weekday ("6 p.m. Eastern", "9 a.m. Sunday").
+_TIME_QUALIFIERS = frozenset(
     """
     Eastern Pacific Central Mountain Atlantic Alaska Alaskan Hawaii Hawaiian Greenwich GMT UTC
     EST EDT CST CDT MST MDT PST PDT AKST HST CET CEST WET WEST EET EEST BST IST JST AEST
+    Monday Tuesday Wednesday Thursday Friday Saturday Sunday
+    Mondays Tuesdays Wednesdays Thursdays Fridays Saturdays Sundays
     """.split()
 )
 
@@ -180,6 +188,7 @@ def _spans(
     else:
         starts = [0, *[m.end() for m in _NEWLINE.finditer(text)], len(text)]
     spans: list[tuple[int, int]] = []
+    cjk = "。" in text or "！" in text or "？" in text or "．" in text
     for first, last, kind in regions(src, lines):
         a, b = starts[first], starts[last]
         if kind is _Kind.WHOLE:
@@ -191,9 +200,10 @@ def _spans(
             segment = text[a:b]
             if not segment or segment.isspace():
                 continue
-            cuts = _enumeration_cuts(segment, kind is _Kind.PROSE)
-            if kind is _Kind.PROSE:
-                cuts = _sentence_cuts(segment, cuts)
+            prose = kind is _Kind.PROSE
+            cuts = _enumeration_cuts(segment, False)
+            if prose:
+                cuts = _sentence_cuts(segment, cuts, cjk)
             prev = a
             for cut in cuts:
                 _emit(text, prev, a + cut, spans)
@@ -487,8 +497,8 @@ def _run_end(lines: list[str], i: int) -> int:
 def _enumeration_cuts(seg: str, inline: bool) -> list[int]:
     """Cuts before inline list markers: "1) a 2) b", "a. x b. y", "• x • y" from the start of
     `seg`, and, when `inline`, runs counting up from "1", "a" or "i" that open after a finished
-    sentence ("Do this. 1. Stop it 2. Start it"). A mid-line run needs two markers in order:
-    one "a)" after a full stop is as likely a stray letter as a list."""
+    sentence ("Do this. 1. Stop it 2. Start it"). A mid-line run needs
+    two markers in order: one "a)" after a full stop is as likely a stray letter as a list."""
     head = len(seg) - len(seg.lstrip())
     if head >= len(seg):
         return []
@@ -498,7 +508,7 @@ def _enumeration_cuts(seg: str, inline: bool) -> list[int]:
     m = _ENUM_ANY.match(seg, head)
     if m is not None and m.group(1) and m.group(3) != ")":
         m = None
-    if m is None and (not inline or _RUN_START.search(seg) is None):
+    if m is None and not inline:
         return []
     kind: str | None = None
     style: tuple[str | None, str] | None = None
@@ -508,7 +518,9 @@ def _enumeration_cuts(seg: str, inline: bool) -> list[int]:
     begin = head
     if m is not None:
         tok = m.group(2)
-        kind = _RUN_KINDS.get(tok) or ("num" if tok.isdigit() else "alpha" if len(tok) == 1 else "roman")
+        kind = _RUN_KINDS.get(tok) or (
+            "num" if tok.isdigit() else "alpha" if len(tok) == 1 else "roman"
+        )
         expected = (_marker_value(kind, tok) or 0) + 1
         style = (m.group(1), m.group(3))
         begin = m.end()
@@ -534,6 +546,12 @@ def _enumeration_cuts(seg: str, inline: bool) -> list[int]:
 
 
 _RUN_KINDS = {"1": "num", "a": "alpha", "i": "roman"}
+
+
+def _run_start(seg: str, pos: int) -> bool:
+    """Whether a marker that may open a run ("1.", "a)", "(i)") sits at `pos`."""
+    m = _ENUM_ANY.match(seg, pos)
+    return m is not None and m.group(2) in _RUN_KINDS and (not m.group(1) or m.group(3) == ")")
 
 
 def _marker_value(kind: str, tok: str) -> int | None:
@@ -567,14 +585,24 @@ def _previous_word(seg: str, pos: int) -> str:
     return seg[start:end]
 
 
-def _sentence_cuts(seg: str, enum_cuts: list[int]) -> list[int]:
-    """Merge `enum_cuts` with the sentence boundaries of the prose `seg`."""
+def _sentence_cuts(seg: str, enum_cuts: list[int], cjk: bool) -> list[int]:
+    """Merge `enum_cuts` with the sentence boundaries of the prose `seg` (which may hold CJK
+    stops only if `cjk`). The first list marker met after a stop has the enumeration runs
+    looked for again, now mid-line too, once per segment."""
     cuts: list[int] = []
     ei = 0
     n_enum = len(enum_cuts)
     last_cut = 0
+    inline = False
+    prev = -1
     for m in _CANDIDATE.finditer(seg):
-        p = m.start()
+        p, nxt = m.start(), m.end()
+        if not inline and nxt > m.end(2) and seg[nxt] in "1ai(" and _run_start(seg, nxt):
+            inline = True
+            enum_cuts = _enumeration_cuts(seg, True)
+            n_enum = len(enum_cuts)
+            ei = bisect_right(enum_cuts, prev)
+        prev = p
         while ei < n_enum and enum_cuts[ei] <= p:
             last_cut = max(last_cut, enum_cuts[ei])
             cuts.append(enum_cuts[ei])
@@ -584,7 +612,7 @@ def _sentence_cuts(seg: str, enum_cuts: list[int]) -> list[int]:
             cuts.append(cut)
             last_cut = cut
     cuts.extend(enum_cuts[ei:])
-    if _CJK_STOP.search(seg) is not None:
+    if cjk and _CJK_STOP.search(seg) is not None:
         cuts = sorted(set(cuts).union(_cjk_cuts(seg)))
     elif n_enum:
         cuts = sorted(set(cuts))
@@ -630,15 +658,18 @@ def _abbreviation(lower: str) -> bool:
 
 def _glued(seg: str, p: int, q: int, r: int, unit_start: int) -> int | None:
     """A stop with no space after it ("done.Next"): a boundary only between a plain word and a
-    capitalised sentence opener, or before an inverted mark. Names with dots (example.com,
-    Node.js, v1.2.3, models.Model, e.g.) have a dot, digit or non-opener on one side."""
+    capitalised sentence opener (also after a code span or link: "`x`.Then"), or before an
+    inverted mark. Names with dots (example.com, Node.js, v1.2.3, models.Model, e.g.) have a
+    dot, a digit or a word that is no opener on one side."""
     if seg[r] in "¿¡":
         return r
-    word = seg[_token(seg, p, unit_start) : p]
-    if len(word) < 2 or not word.replace(",", "").isalnum() or _abbreviation(word.lower()):
-        return None
-    if not (word[-1].islower() or word[-1].isdigit()):
-        return None
+    before = seg[p - 1] if p > 0 else ""
+    if before not in "`)*":
+        word = seg[_token(seg, p, unit_start) : p]
+        if len(word) < 2 or not word.replace(",", "").isalnum() or _abbreviation(word.lower()):
+            return None
+        if not (word[-1].islower() or word[-1].isdigit()):
+            return None
     nxt = _GLUED_NEXT.match(seg, r)
     return r if nxt is not None and nxt.group(1) in _STARTERS else None
 
@@ -669,7 +700,8 @@ def _cjk_cuts(seg: str) -> list[int]:
         e = m.end()
         if e >= n:
             continue
-        if m.group() == "．" and (_latin_alnum(seg[e]) or (m.start() and _latin_alnum(seg[m.start() - 1]))):
+        s = m.start()
+        if m.group() == "．" and (_latin_alnum(seg[e]) or (s and _latin_alnum(seg[s - 1]))):
             continue
         cuts.append(e)
     return cuts
@@ -749,7 +781,7 @@ def _after_period(
         if lead and len(lead) <= 4 and lead[0] in _LEAD_PREPOSITIONS:
             return None
         following = _next_word(seg, nxt)
-        return r if following[:1].isupper() and following not in _ZONES else None
+        return r if following[:1].isupper() and following not in _TIME_QUALIFIERS else None
     if lower in _END_CAPABLE or _INITIALISM.fullmatch(word):
         return r if _next_word(seg, nxt) in _STARTERS else None
     if len(word) == 1 and word.isalpha():
