@@ -84,18 +84,20 @@ _MAX_TOKEN = 48
 _NO_SPLIT = frozenset(
     """
     mr mrs ms mx dr dra drs dres sr sra srta sres sras srs lic lcdo lcda ing prof profa
-    st mt sto sta gen gral capt cap caps cnel col lt sgt rev hon pres gov sen rep fr dn dña
+    mt sto sta gen gral capt cap caps cnel col lt sgt rev hon pres gov sen rep fr dn dña
+    adm maj cmdr brig supt insp atty messrs mme mmes mlle excmo excma ilmo ilma rvdo mons
     vs cf e.g i.e eg ie p.ej ej v.g vg viz approx aprox ca fig figs vol vols pp núm num nº n°
-    nro art arts sec secc ch chap pág pag págs tel tfno apt apdo av avda avd dept depto op ee
+    nro art arts sec secc ch chap pág pag págs tel tfno apt apdo av avda avd dept depto dpto
+    dto op
     """.split()
 )
 
 # Abbreviations that may also end a sentence: split only when a usual sentence opener follows.
 _END_CAPABLE = frozenset(
     """
-    etc co cía cia inc ltd corp llc jr esq bros ph.d phd uu ud uds vd vds al cit ed eds
-    min máx max mín seg ms kb mb gb tb hr hrs km kg cm mm ft lb lbs oz yr yrs ref refs
-    jan feb apr jun jul aug sep sept oct nov dec ene abr dic
+    etc co cía cia inc ltd corp llc jr esq bros hno hnos ph.d phd ud uds vd vds al cit ed eds
+    st min máx max mín seg ms kb mb gb tb hr hrs km kg cm mm ft lb lbs oz yr yrs ref refs
+    jan feb mar apr jun jul aug sep sept oct nov dec ene abr dic
     """.split()
 )
 
@@ -663,8 +665,7 @@ def _glued(seg: str, p: int, q: int, r: int, unit_start: int) -> int | None:
     dot, a digit or a word that is no opener on one side."""
     if seg[r] in "¿¡":
         return r
-    before = seg[p - 1] if p > 0 else ""
-    if before not in "`)*":
+    if p == 0 or seg[p - 1] not in "`)*":
         word = seg[_token(seg, p, unit_start) : p]
         if len(word) < 2 or not word.replace(",", "").isalnum() or _abbreviation(word.lower()):
             return None
@@ -682,8 +683,7 @@ def _citation(seg: str, p: int, r: int, end: int, c: str, unit_start: int) -> in
         return None
     if seg[r] == "[":
         return end
-    before = seg[p - 1] if p > 0 else ""
-    if before in _CLOSERS:
+    if p > 0 and seg[p - 1] in _CLOSERS:
         return end
     word = seg[_token(seg, p, unit_start) : p]
     if len(word) < 2 or not word.isalpha() or _abbreviation(word.lower()):
@@ -782,18 +782,25 @@ def _after_period(
             return None
         following = _next_word(seg, nxt)
         return r if following[:1].isupper() and following not in _TIME_QUALIFIERS else None
-    if lower in _END_CAPABLE or _INITIALISM.fullmatch(word):
+    if lower in _END_CAPABLE or _INITIALISM.fullmatch(word) or _plural_initials(word):
         return r if _next_word(seg, nxt) in _STARTERS else None
     if len(word) == 1 and word.isalpha():
         if word.islower():
             return None
         before = _previous_word(seg, token_start)
+        if word == "C" and before in ("a.", "d."):  # "a. C.", "d. C.": an era, which may end
+            return r if _next_word(seg, nxt) in _STARTERS else None
         if token_start <= unit_start or not before or before[-1] in _TERMINATORS:
             return None
         if _INITIAL_AHEAD.match(seg, nxt):
             return None
         return r if _next_word(seg, nxt) in _STARTERS else None
     return r
+
+
+def _plural_initials(word: str) -> bool:
+    """Spanish plural abbreviations double their letter: "EE. UU.", "RR. HH.", "FF. AA."."""
+    return len(word) == 2 and word[0] == word[1] and word[0].isupper()
 
 
 def _next_word(seg: str, pos: int) -> str:

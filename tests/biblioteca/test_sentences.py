@@ -502,6 +502,7 @@ GLUED_STOPS = _cases(
     "Read it, e.g.Twice a day.",
     "Pi is 3.14 and the URL is https://Example.org/A.Html today.",
     "Call System.Out.Println to print.",
+    "...Then the line went on.",
 )
 
 # 6. Full-width and CJK stops; Spanish inverted marks.
@@ -544,12 +545,17 @@ ONE_WORD_AND_DASHES = _cases(
 # 9. A capital initial against a sentence ending in a letter.
 INITIALS = _cases(
     "Vote for option C.| It is cheaper.",
+    "Vivió hacia el 300 a. C.| El resto es leyenda.",
+    "Lo firmaron en EE. UU.| Luego lo ratificaron.",
     "We chose route B.| Then it snowed.",
     "Elegimos la ruta B.| Luego nevó.",
     "John F. Kennedy spoke.",
     "The memo was signed by K. Tanaka.",
     "Ana M. García firmó el acta.",
     "A. B. Cole and P. Q. Ruiz wrote it.",
+    "Nació en el 50 a. C. Tarraco ya existía.",
+    "Trabaja en RR. HH. Desde enero.",
+    "Adm. Kato met Maj. Bell and Messrs. Hill.",
 )
 
 
