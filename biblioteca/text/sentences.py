@@ -122,23 +122,25 @@ _TIME_QUALIFIERS = frozenset(
 # initial introduces does, so they decide the ambiguous cases.
 _STARTERS = frozenset(
     """
-    A After Afterwards Again All Also Although Always An And Another Any Anyone Anything As
-    At Because Before Being Besides Both But By Can Could Did Do Does Each Either Even
-    Every Everybody Everyone Everything Finally First For Fortunately From He Hence Her Here
-    His How However I If In Indeed Instead Is It Its Just Last Later Let Many Maybe Meanwhile
-    Millions More Moreover Most Much My Neither Never Nevertheless Next No Nobody None Not
-    Note Nothing Now Of Often On Once One Only Or Our Perhaps Please She Several Should Since
-    So Some Someone Something Sometimes Soon Still Such That The Their Them Then There
-    Therefore These They This Those Though Thus To Today Tomorrow Unfortunately Unless Until
-    Was We Were What When Where Whether Which While Who Why Will With Without Would Yes
-    Yesterday Yet You Your
-    Además Ahora Al Algo Algunos Algunas Alguien Allí Antes Aquí Aquel Aquella Así Aunque
-    Ayer Cada Como Con Cuando Cómo Después Dónde El Ella Ellas Ellos En Entonces Era Es
-    Esa Esas Ese Eso Esos Esta Estas Este Esto Estos Fue Hay Hoy La Las Le Les Lo Los
-    Luego Me Mi Mientras Mis Muchos Nada Nadie Ni Ninguno Ninguna No Nos Nosotros Nuestra
-    Nuestro Nunca Otra Otro Para Pero Porque Por Primero Pues Que Qué Quién Se Si Siempre
-    Sin Su Sus Sí También Tampoco Te Todavía Todo Todos Tu Tus Un Una Unas Unos Usted
-    Ustedes Y Ya Yo Él
+    A After Afterwards Again All Also Although Always Among An And Another Any Anyone Anything
+    As At Because Before Being Besides Both But By Can Could Despite Did Do Does During Each
+    Earlier Either Even Every Everybody Everyone Everything Few Finally First For Fortunately
+    From He Hence Her Here His How However I If In Indeed Instead Is It Its Just Last Later Let
+    Many Maybe Meanwhile Millions More Moreover Most Much My Neither Never Nevertheless Next No
+    Nobody None Not Note Nothing Now Of Often On Once One Only Or Other Others Our Overall
+    Perhaps Please Several She Should Since So Some Someone Something Sometimes Soon Still Such
+    That The Their Them Then There Therefore These They This Those Though Thus To Today Tomorrow
+    Unfortunately Unless Until Usually Was We Were What Whatever When Where Whether Which While
+    Who Whoever Why Will With Without Would Yes Yesterday Yet You Your
+    Además Ahora Al Algo Alguien Algunas Algunos Allí Ambas Ambos Antes Aquel Aquella Aquellas
+    Aquellos Aquí Así Aunque Ayer Cada Como Con Cualquier Cuando Cuál Cuánta Cuánto Cómo Debe
+    Deben Después Dicha Dicho Dónde El Ella Ellas Ellos En Entonces Era Es Esa Esas Ese Eso Esos
+    Esta Estaba Estas Este Esto Estos Está Están Fue Había Hace Hay Hoy Hubo La Las Le Les Lo
+    Los Luego Me Mi Mientras Mis Muchas Muchos Nada Nadie Ni Ninguna Ninguno No Nos Nosotros
+    Nuestra Nuestras Nuestro Nuestros Nunca Otra Otro Para Pero Pocas Pocos Por Porque Primero
+    Puede Pueden Pues Que Quizá Quizás Quién Qué Se Si Siempre Sin Son Su Sus Sí Tal También
+    Tampoco Te Tiene Tienen Todavía Todo Todos Tu Tus Un Una Unas Unos Usted Ustedes Varias
+    Varios Vuestra Vuestro Y Ya Yo Él
     """.split()
 )
 
@@ -776,6 +778,8 @@ def _after_period(
     lower = word.lower()
     if lower in _NO_SPLIT:
         return None
+    if lower == "etc":  # closes a list; a capital after it opens a sentence, not a name
+        return r if _next_word(seg, nxt)[:1].isupper() else None
     if lower in _TIMES:
         lead = seg[unit_start:token_start].split() if token_start - unit_start <= _MAX_TOKEN else ()
         if lead and len(lead) <= 4 and lead[0] in _LEAD_PREPOSITIONS:

@@ -454,6 +454,8 @@ TIMES_AND_DOTTED = _cases(
     "We ate at 9 P.M.| Nobody was hungry.",
     "Cenamos a las 9 p.m.| Luego paseamos.",
     "He grew up in the U.K.| Later he moved.",
+    "Pack socks, maps, etc.| Check the weather too.",
+    "Trae mapas, agua, etc.| Consulta el tiempo.",
     "The talk ended at 5 p.m.| Sarah left first.",
     "The gates open at 8 a.m. and close at noon.",
     "The talk starts at 4 P.M. Friday and ends at 6.",
