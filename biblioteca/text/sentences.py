@@ -57,14 +57,16 @@ _DASHES = "-–—"
 _CLOSERS = "\"'”’»)]›"
 _TOKEN_LEAD = _OPENERS + _BULLETS + "—–"
 
-# A run of terminators, its closers (quotes, brackets, Spanish ordinal marks as in "5.º"), then
-# either white space, optionally after a citation marker glued to them ("rains.[3] Then",
-# "rains.3 Then"), or no space at all before a capital or an inverted mark ("done.Next"). Each
-# part is possessive or bounded, so a failed match costs a few steps.
+# A run of terminators and its closers (quotes, brackets, Spanish ordinal marks as in "5.º"),
+# then white space, or no space at all before a capital or an inverted mark ("done.Next"), or a
+# citation mark glued to them and white space ("rains.[3] Then", "rains.3 Then"). Whatever
+# follows the space must not continue a sentence, though "a)" or "i." may open a list. Each part
+# is possessive or bounded, so a failed match costs a few steps.
 _CANDIDATE = re.compile(
     r"([.!?…‽](?<![.!?…‽].)[.!?…‽]*+)([\"'”’»)\]›ºª]*+)"
-    r"(?:((?:\[\d{1,3}(?:[,–-] ?\d{1,3})*+\])++|\d{1,3})?\s++(?=[^\sa-z.,;:]|[ai]\.?\)|[ai]\.\s)"
-    r"|(?=[A-ZÀ-ÖØ-Þ¿¡]))"
+    r"(?:\s++(?=[^\sa-z.,;:]|[ai]\.?\)|[ai]\.\s)"
+    r"|(?=[A-ZÀ-ÖØ-Þ¿¡])"
+    r"|((?:\[\d{1,3}(?:[,–-] ?\d{1,3})*+\])++|\d{1,3})\s++(?=[^\sa-z.,;:]))"
 )
 _NEXT_WORD = re.compile(r"[\"'“‘«¿¡(\[‹`*_„]*+([^\W\d_]++)")
 _GLUED_NEXT = re.compile(r"[¿¡]?([^\W\d_]++)(?=[\s,;:]|$)")
@@ -509,7 +511,9 @@ def _enumeration_cuts(seg: str, inline: bool) -> list[int]:
     first = seg[head]
     if first in _BULLETS:
         return [m.start() for m in re.finditer(r"(?<=\s)" + first, seg)]
-    m = _ENUM_ANY.match(seg, head)
+    m = None
+    if first.isdigit() or "a" <= first <= "z" or first == "(":
+        m = _ENUM_ANY.match(seg, head)
     if m is not None and m.group(1) and m.group(3) != ")":
         m = None
     if m is None and not inline:
