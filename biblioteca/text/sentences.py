@@ -66,7 +66,7 @@ _CANDIDATE = re.compile(
     r"([.!?…‽](?<![.!?…‽].)[.!?…‽]*+)([\"'”’»)\]›ºª]*+)"
     r"(?:\s++(?=[^\sa-z.,;:]|[ai]\.?\)|[ai]\.\s)"
     r"|(?=[A-ZÀ-ÖØ-Þ¿¡])"
-    r"|((?:\[\d{1,3}(?:[,–-] ?\d{1,3})*+\])++|\d{1,3})\s++(?=[^\sa-z.,;:]))"
+    r"|((?:\[\d{1,3}(?:[,–-] ?\d{1,3})*+\])++|\d{1,3}|[¹²³⁰⁴-⁹]{1,3})\s++(?=[^\sa-z.,;:]))"
 )
 _NEXT_WORD = re.compile(r"[\"'“‘«¿¡(\[‹`*_„]*+([^\W\d_]++)")
 _GLUED_NEXT = re.compile(r"[¿¡]?([^\W\d_]++)(?=[\s,;:]|$)")
@@ -683,11 +683,11 @@ def _glued(seg: str, p: int, q: int, r: int, unit_start: int) -> int | None:
 
 def _citation(seg: str, p: int, r: int, end: int, c: str, unit_start: int) -> int | None:
     """A footnote or citation mark glued to a full stop ("rains.[3] Then", "rains.3 Then",
-    "(Ito 2003).4 Then") belongs to the sentence it closes. A bare number counts only after a
+    "rains.³ Then", "(Ito 2003).4 Then") belongs to the sentence it closes. A bare number counts only after a
     word or a closing bracket, so decimals ("3.14 The") and versions stay whole."""
     if not (c.isupper() or c in _OPENERS):
         return None
-    if seg[r] == "[":
+    if seg[r] == "[" or not seg[r].isdecimal():
         return end
     if p > 0 and seg[p - 1] in _CLOSERS:
         return end

@@ -440,12 +440,14 @@ CITATIONS = _cases(
     "The method is old.[1][2]| Nobody uses it now.",
     "Lo probaron tres equipos.[4, 5]| El cuarto no.",
     "Rainfall peaks in June.14| Farmers wait for it.",
+    "Snow fell in May.²| Nobody expected it.",
     "La idea ya existía (Ruiz, 1987).6| Nadie la citó.",
     "The ratio is 2.14 Farmers agree.",
     "Update to v3.12 Tomorrow is too late.",
     "See Fig.3 Left panel for the mesh.",
     "The array holds x[1] and y[2] today.",
     "El pH es 7.4 Los valores normales varían.",
+    "The plot covers 40 m² Most of it is grass.",
 )
 
 # 2. a.m./p.m. and dotted abbreviations end a sentence when a new one visibly opens.
