@@ -66,7 +66,8 @@ _CANDIDATE = re.compile(
     r"([.!?…‽](?<![.!?…‽].)[.!?…‽]*+)([\"'”’»)\]›ºª]*+)"
     r"(?:\s++(?=[^\sa-z.,;:]|[ai]\.?\)|[ai]\.\s)"
     r"|(?=[A-ZÀ-ÖØ-Þ¿¡])"
-    r"|((?:\[\d{1,3}(?:[,–-] ?\d{1,3})*+\])++|\d{1,3}|[¹²³⁰⁴-⁹]{1,3})\s++(?=[^\sa-z.,;:]))"
+    r"|((?:\[\d{1,3}(?:[,–-] ?\d{1,3})*+\])++|\d{1,3}|[¹²³⁰⁴-⁹]{1,3})"
+    r"\s++(?=[^\sa-z.,;:]))"
 )
 _NEXT_WORD = re.compile(r"[\"'“‘«¿¡(\[‹`*_„]*+([^\W\d_]++)")
 _GLUED_NEXT = re.compile(r"[¿¡]?([^\W\d_]++)(?=[\s,;:]|$)")
@@ -99,7 +100,7 @@ _END_CAPABLE = frozenset(
     """
     etc co cía cia inc ltd corp llc jr esq bros hno hnos ph.d phd ud uds vd vds al cit ed eds
     st min máx max mín seg ms kb mb gb tb hr hrs km kg cm mm ft lb lbs oz yr yrs ref refs
-    jan feb mar apr jun jul aug sep sept oct nov dec ene abr dic
+    jan feb apr jun jul aug sep sept oct nov dec ene abr dic
     """.split()
 )
 
@@ -503,8 +504,8 @@ def _run_end(lines: list[str], i: int) -> int:
 def _enumeration_cuts(seg: str, inline: bool) -> list[int]:
     """Cuts before inline list markers: "1) a 2) b", "a. x b. y", "• x • y" from the start of
     `seg`, and, when `inline`, runs counting up from "1", "a" or "i" that open after a finished
-    sentence ("Do this. 1. Stop it 2. Start it"). A mid-line run needs
-    two markers in order: one "a)" after a full stop is as likely a stray letter as a list."""
+    sentence ("Do this. 1. Stop it 2. Start it"). A mid-line run needs two markers in order:
+    one "a)" after a full stop is as likely a stray letter as a list."""
     head = len(seg) - len(seg.lstrip())
     if head >= len(seg):
         return []
@@ -682,12 +683,13 @@ def _glued(seg: str, p: int, q: int, r: int, unit_start: int) -> int | None:
 
 
 def _citation(seg: str, p: int, r: int, end: int, c: str, unit_start: int) -> int | None:
-    """A footnote or citation mark glued to a full stop ("rains.[3] Then", "rains.3 Then",
-    "rains.³ Then", "(Ito 2003).4 Then") belongs to the sentence it closes. A bare number counts only after a
-    word or a closing bracket, so decimals ("3.14 The") and versions stay whole."""
+    """A footnote or citation mark glued to a full stop ("rains.[3] Then", "rains.³ Then",
+    "rains.3 Then", "(Ito 2003).4 Then") belongs to the sentence it closes. Brackets and
+    superscripts say so themselves; plain digits count only after a word or a closing bracket,
+    so decimals ("3.14 The") and versions stay whole."""
     if not (c.isupper() or c in _OPENERS):
         return None
-    if seg[r] == "[" or not seg[r].isdecimal():
+    if not seg[r].isdecimal():
         return end
     if p > 0 and seg[p - 1] in _CLOSERS:
         return end
@@ -785,7 +787,7 @@ def _after_period(
     if lower == "etc":  # closes a list; a capital after it opens a sentence, not a name
         return r if _next_word(seg, nxt)[:1].isupper() else None
     if lower in _TIMES:
-        lead = seg[unit_start:token_start].split() if token_start - unit_start <= _MAX_TOKEN else ()
+        lead = seg[unit_start:token_start].split() if token_start - unit_start <= _MAX_TOKEN else []
         if lead and len(lead) <= 4 and lead[0] in _LEAD_PREPOSITIONS:
             return None
         following = _next_word(seg, nxt)
