@@ -46,8 +46,8 @@ _OPEN_ENDED = frozenset(("fence", "html_block"))
 # Past this nesting level markdown-it drops the rest of its range, which a run would not match.
 _DEEP = _MD.options["maxNesting"] - 1
 _ATX = re.compile(r"#{1,6}(?![^ \t])")
-_ORDERED = re.compile(r"\d{1,9}[.)]")
-_ITEM = re.compile(r"(?:[-*+]|\d{1,9}[.)]) (?=[^ \t])")
+_ORDERED = re.compile(r"[0-9]{1,9}[.)]")
+_ITEM = re.compile(r"(?:[-*+]|[0-9]{1,9}[.)]) (?=[^ \t])")
 _LIST_LEAD = frozenset("-*+0123456789")
 
 _TERMINATORS = ".!?…‽"

@@ -419,6 +419,7 @@ def test_segmented_parse_matches_full_parse_on_noise(text: str) -> None:
         "**Tipo:** `x`. Sigue\n\n- **Defecto:** `y`\n- [enlace](u). Más\n\nFin.",
         "Párrafo\n    indentado. Sigue\n\tcon tab\n\n> cita\n\nTexto\n===\n\nY | z\n:-:\n",
         "> " * 30 + "x\n\nTexto. Más.\n\n" + "- " * 30 + "y\n\nFin. Ya.",
+        "１1. uno\n２) dos\n\n1１. tres",
     ],
 )
 def test_segmented_parse_matches_full_parse_examples(text: str) -> None:
