@@ -91,7 +91,7 @@ _NO_SPLIT = frozenset(
     adm maj cmdr brig supt insp atty messrs mme mmes mlle excmo excma ilmo ilma rvdo mons
     vs cf e.g i.e eg ie p.ej ej v.g vg viz approx aprox ca fig figs vol vols pp núm num nº n°
     nro art arts sec secc ch chap pág pag págs tel tfno apt apdo av avda avd dept depto dpto
-    dto op
+    dto op est eq eqs
     """.split()
 )
 
@@ -100,6 +100,7 @@ _END_CAPABLE = frozenset(
     """
     etc co cía cia inc ltd corp llc jr esq bros hno hnos ph.d phd ud uds vd vds al cit ed eds
     st min máx max mín seg ms kb mb gb tb hr hrs km kg cm mm ft lb lbs oz yr yrs ref refs
+    pt pts tab sig sigs ss
     jan feb apr jun jul aug sep sept oct nov dec ene abr dic
     """.split()
 )

@@ -535,6 +535,7 @@ NUMBERS = _cases(
     "Vive en el 2.º piso y trabaja en el n.º 7.",
     "Está en el 1.er puesto con 4.5 puntos.",
     "Runs weigh 12 kg. 3 of them broke.",
+    "The bakery, est. 1921, is closed; see Eq. 4 and Tab. 2.",
 )
 
 # 8. One-word sentences and a dash after a stop.
@@ -542,6 +543,7 @@ ONE_WORD_AND_DASHES = _cases(
     "Claim.| The sum is even.",
     "Lema.| Todo número par es divisible por dos.",
     "Nice post!| — Tom",
+    "No.| I won't go.",
     "Any news?| - Sent from a phone",
     "It ran for 3 - 4 hours.",
     "Is it fast? - not really, he said.",
