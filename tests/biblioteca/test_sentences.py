@@ -534,7 +534,7 @@ NUMBERS = _cases(
     "He is ranked no. 1 again.",
     "Vive en el 2.º piso y trabaja en el n.º 7.",
     "Está en el 1.er puesto con 4.5 puntos.",
-    "Runs weigh 12 kg. 3 of them broke.",
+    "He is 5 ft. 3 in. tall and the pup weighs 9 lb. 4 oz. now.",
     "The bakery, est. 1921, is closed; see Eq. 4 and Tab. 2.",
 )
 
