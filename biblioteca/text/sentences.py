@@ -91,7 +91,7 @@ _NO_SPLIT = frozenset(
     adm maj cmdr brig supt insp atty messrs mme mmes mlle excmo excma ilmo ilma rvdo mons
     vs cf e.g i.e eg ie p.ej ej v.g vg viz approx aprox ca fig figs vol vols pp núm num nº n°
     nro art arts sec secc ch chap pág pag págs tel tfno apt apdo av avda avd dept depto dpto
-    dto op est eq eqs
+    dto op est eq eqs tte sgto cmdte arq abg abog mtro mtra pdte pbro admón
     """.split()
 )
 
@@ -100,7 +100,7 @@ _END_CAPABLE = frozenset(
     """
     etc co cía cia inc ltd corp llc jr esq bros hno hnos ph.d phd ud uds vd vds al cit ed eds
     st min máx max mín seg ms kb mb gb tb hr hrs km kg cm mm ft lb lbs oz yr yrs ref refs
-    pt pts tab sig sigs ss
+    pt pts tab sig sigs ss ltda atte
     jan feb apr jun jul aug sep sept oct nov dec ene abr dic
     """.split()
 )
@@ -739,6 +739,10 @@ def _boundary(
             return _spaced_ellipsis(seg, p, r)
         if q == r:
             return _after_period(seg, word, token_start, nxt, unit_start, r)
+        if seg[q] in "ºª":  # "D.ª Ana", "N.º 5" abbreviate; "el 3.º Congreso" is an ordinal
+            if not word.isdigit():
+                return None
+            return r if _next_word(seg, nxt) in _STARTERS else None
         return r
     if "." in cluster or "…" in cluster:
         if p > 0 and seg[p - 1] in "[(" and q < len(seg) and seg[q] in "])":
@@ -787,7 +791,7 @@ def _after_period(
         return None
     if lower == "etc":  # closes a list; a capital after it opens a sentence, not a name
         return r if _next_word(seg, nxt)[:1].isupper() else None
-    if lower in _TIMES:
+    if lower in _TIMES or (lower == "m" and _previous_word(seg, token_start) in ("a.", "p.")):
         lead = seg[unit_start:token_start].split() if token_start - unit_start <= _MAX_TOKEN else []
         if lead and len(lead) <= 4 and lead[0] in _LEAD_PREPOSITIONS:
             return None

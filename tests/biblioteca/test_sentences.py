@@ -456,6 +456,7 @@ TIMES_AND_DOTTED = _cases(
     "The gates open at 8 a.m.| Parking is free.",
     "We ate at 9 P.M.| Nobody was hungry.",
     "Cenamos a las 9 p.m.| Luego paseamos.",
+    "Salimos a las 7 a. m.| Luego llovió.",
     "He grew up in the U.K.| Later he moved.",
     "Pack socks, maps, etc.| Check the weather too.",
     "Trae mapas, agua, etc.| Consulta el tiempo.",
@@ -466,6 +467,7 @@ TIMES_AND_DOTTED = _cases(
     "At 7 a.m. Dr. Lee opened the clinic.",
     "She studied at a U.S. College in Ohio.",
     "Abre a las 8 a.m. y cierra tarde.",
+    "Abre a las 8 a. m. y cierra a las 2 p. m. los sábados.",
 )
 
 # 3. Stops inside closing quotes and brackets; parenthesised sentences; nested quotes.
@@ -534,6 +536,7 @@ NUMBERS = _cases(
     "He is ranked no. 1 again.",
     "Vive en el 2.º piso y trabaja en el n.º 7.",
     "Está en el 1.er puesto con 4.5 puntos.",
+    "La Sra. D.ª Luisa abrió el 2.º Congreso.",
     "He is 5 ft. 3 in. tall and the pup weighs 9 lb. 4 oz. now.",
     "The bakery, est. 1921, is closed; see Eq. 4 and Tab. 2.",
 )
