@@ -102,6 +102,7 @@ _END_CAPABLE = frozenset(
     st min máx max mín seg ms kb mb gb tb hr hrs km kg cm mm ft lb lbs oz yr yrs ref refs
     pt pts tab sig sigs ss ltda atte
     jan feb apr jun jul aug sep sept oct nov dec ene abr dic
+    mon tue tues wed thu thur thurs fri lun mié jue vie sáb
     """.split()
 )
 
@@ -638,6 +639,8 @@ def _cut(seg: str, m: re.Match[str], unit_start: int) -> int | None:
     if m.start(3) >= 0:
         return _citation(seg, p, r, m.end(3), c, unit_start)
     if c.isupper() or c in _OPENERS:
+        if c in "¿¡" and seg[nxt + 1 : nxt + 2].islower() and _ellipsis(seg[p:q]):
+            return None  # "Me pregunto... ¿será?": lower case after an ellipsis goes on
         return _boundary(seg, p, q, r, nxt, unit_start, False)
     if c.isdigit():
         return _boundary(seg, p, q, r, nxt, unit_start, True)
@@ -649,6 +652,10 @@ def _cut(seg: str, m: re.Match[str], unit_start: int) -> int | None:
         if j < len(seg) and seg[j].isupper():
             return _boundary(seg, p, q, r, nxt, unit_start, False)
     return None
+
+
+def _ellipsis(cluster: str) -> bool:
+    return cluster[-1] == "…" or cluster.endswith("..")
 
 
 def _token(seg: str, p: int, unit_start: int) -> int:

@@ -520,6 +520,7 @@ WIDE_AND_INVERTED = _cases(
     "¡Hola!|¿Qué tal?",
     "Así es.|¡Bravo!",
     "Hola.| ¿seguimos mañana?| Vale.",
+    "Me pregunto… ¿será verdad?| No lo sé... ¿y tú?",
     "１２．５キロです。",
     "Si puedes, ¿me llamas luego?",
     "Bueno ¡qué sorpresa! dijo.",
