@@ -73,7 +73,7 @@ _NEXT_WORD = re.compile(r"[\"'“‘«¿¡(\[‹`*_„]*+([^\W\d_]++)")
 _GLUED_NEXT = re.compile(r"[¿¡]?([^\W\d_]++)(?=[\s,;:]|$)")
 _INITIALISM = re.compile(r"(?:[^\W\d_]\.)++[^\W\d_]")
 _INITIAL_AHEAD = re.compile(r"[^\W\d_]\.")
-_MARKER_TOKEN = re.compile(r"\d{1,3}|[^\W\d_]")
+_MARKER_TOKEN = re.compile(r"\d{1,3}|[^\W\d_]|[ivx]{2,4}")
 # Inline list markers: "1.", "2)", "a.)", "(b)", "iii)"; a run of them must count up.
 _ENUM_ANY = re.compile(r"(?<!\S)(\()?(\d{1,3}|[a-z]|[ivx]{2,4})(\.\)|\)|\.)(?=\s)")
 _ROMAN = {r: n for n, r in enumerate("i ii iii iv v vi vii viii ix x".split(), 1)}

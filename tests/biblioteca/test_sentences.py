@@ -492,6 +492,7 @@ ENUMERATIONS = _cases(
     "Two risks remain.| i) cost| ii) delay",
     "Do this first.| 1. Back up| 2. Upgrade| 3. Test.",
     "Haz esto.| 1) Copia| 2) Actualiza",
+    "i. Load\n|ii. Save it.| Then stop.",
     "The index went from 1. to 2. in a day.",
     "Grade it a) if good.",
     "Add 1 to 2 and then 3 to 4.",
