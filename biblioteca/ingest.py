@@ -12,12 +12,13 @@ from pathlib import Path
 
 import numpy as np
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from biblioteca.embeddings import Embedder, get_embedder
 from biblioteca.models import Chunk, Document, Sentence
 from biblioteca.text.chunking import chunk_markdown, content_hash, document_title, passage_header
+from biblioteca.text.lexical import detect_language, lexical_text, search_config
 from biblioteca.text.sentences import split_sentence_spans
 from biblioteca.text.tokens import count_tokens
 
@@ -131,6 +132,35 @@ def _store_sentences(chunks: Sequence[Chunk], prepared: Sequence[_PreparedChunk]
     )
 
 
+def document_language(*, app: str, content: str) -> str:
+    """The app's language from DOCUMENT_LANGUAGE_BY_APP, otherwise the one detected in `content`."""
+    return settings.DOCUMENT_LANGUAGE_BY_APP.get(app) or detect_language(content)
+
+
+def _store_search_vectors(document: Document, chunks: Sequence[Chunk]) -> None:
+    """Index each chunk's header and text for full-text search with the document's configuration."""
+    header_texts = [lexical_text(document.title, *c.heading_path, c.text) for c in chunks]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {Chunk._meta.db_table} AS c SET search_vector = t.vector, "
+            "search_length = (SELECT coalesce(sum(cardinality(u.positions)), 0) FROM unnest(t.vector) AS u) "
+            "FROM (SELECT v.id, to_tsvector(%s::regconfig, v.body) AS vector "
+            "FROM unnest(%s::bigint[], %s::text[]) AS v(id, body)) AS t WHERE c.id = t.id",
+            [document.search_config, [c.pk for c in chunks], header_texts],
+        )
+
+
+def _language_changed(document: Document, language: str) -> bool:
+    """Re-index an unchanged document whose language (and so its configuration) is no longer the stored one."""
+    if document.language == language:
+        return False
+    document.language, document.search_config = language, search_config(language)
+    with transaction.atomic():
+        document.save(update_fields=["language", "search_config"])
+        _store_search_vectors(document, list(document.chunks.all()))
+    return True
+
+
 def document_ingest(*, source_path: str, content: str, app: str = "default", source_type: str = "docs",
                     url: str = "", force: bool = False, dry_run: bool = False,
                     embedder: Embedder | None = None) -> DocumentResult:
@@ -140,10 +170,12 @@ def document_ingest(*, source_path: str, content: str, app: str = "default", sou
     digest = content_hash(content)
     embedder = embedder or get_embedder()
     existing = Document.objects.filter(app=app, source_path=source_path).first()
+    language = document_language(app=app, content=content)
     if existing and not force and existing.content_hash == digest and not _needs_reembedding(existing, embedder):
-        if existing.url != url or existing.source_type != source_type:
-            if not dry_run:
+        if not dry_run:
+            if existing.url != url or existing.source_type != source_type:
                 Document.objects.filter(pk=existing.pk).update(url=url, source_type=source_type)
+            _language_changed(existing, language)
         return DocumentResult(source_path, "unchanged", chunks=existing.chunks.count())
 
     title, prepared = _prepare(source_path=source_path, content=content)
@@ -160,11 +192,13 @@ def document_ingest(*, source_path: str, content: str, app: str = "default", sou
         document, _ = Document.objects.select_for_update().update_or_create(
             app=app, source_path=source_path,
             defaults={"title": title[:500], "source_type": source_type, "url": url, "content_hash": digest,
+                      "language": language, "search_config": search_config(language),
                       "ingested_at": timezone.now()},
         )
         document.chunks.all().delete()
         chunks = Chunk.objects.bulk_create(_chunk_rows(document, prepared, chunk_vectors, embedder.model_name))
         _store_sentences(chunks, prepared, sentence_vectors)
+        _store_search_vectors(document, chunks)
     return DocumentResult(source_path, status, chunks=len(prepared), sentences=sentence_count,
                           embedded_texts=embedded, embed_seconds=embed_seconds)
 

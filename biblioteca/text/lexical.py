@@ -1,0 +1,124 @@
+"""The lexical side of search: accent folding, identifier-aware terms, stems and document languages.
+
+Pure Python, no Django. PostgreSQL's full-text search does the indexing and ranking, but two things must
+happen before it sees a text, on both the stored side and the question's side:
+- accents are folded here, because the embedded server has no `unaccent` extension, so that
+  `configuración` and `configuracion` meet;
+- identifiers are spelled out, because PostgreSQL's parser reads `app.include_router` as the host name
+  `app.include` plus `router`: each identifier gives its parts (`app`, `include`, `router`) and its whole,
+  joined (`appincluderouter`, `includerouter`), so a question naming it whole or by a part finds it.
+The trimmer uses the same terms, stemmed with the Snowball stemmers PostgreSQL itself uses.
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+from functools import lru_cache
+
+import Stemmer
+
+# ISO 639-1 code -> PostgreSQL text-search configuration (and Snowball stemmer of the same name).
+SEARCH_CONFIGS = {
+    "ca": "catalan", "da": "danish", "de": "german", "en": "english", "es": "spanish", "fi": "finnish",
+    "fr": "french", "hu": "hungarian", "it": "italian", "nl": "dutch", "no": "norwegian", "pt": "portuguese",
+    "ro": "romanian", "ru": "russian", "sv": "swedish", "tr": "turkish",
+}
+SIMPLE_CONFIG = "simple"
+
+_WORDISH = re.compile(r"\w+(?:(?:[.:/]|-{1,2})\w+)*")
+_SEPARATORS = re.compile(r"[._:/\-]+")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_WORD = re.compile(r"[^\W_]+")
+
+
+def fold(text: str) -> str:
+    """`text` without diacritics (`configuración` -> `configuracion`, `ñ` -> `n`), same length or shorter."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    return unicodedata.normalize("NFC", "".join(ch for ch in decomposed if not unicodedata.combining(ch)))
+
+
+def _parts(token: str) -> list[str]:
+    return [p for piece in _SEPARATORS.split(token) for p in _CAMEL.split(piece) if p]
+
+
+def _spelled(token: str) -> list[str]:
+    """An identifier's parts, then its whole and each dotted segment's whole, joined and lower-cased."""
+    parts = _parts(token)
+    if len(parts) < 2:
+        return [token]
+    out = [p.lower() for p in parts]
+    wholes = ["".join(parts)]
+    segments = [s for s in re.split(r"[.:/]+", token) if s]
+    if len(segments) > 1:
+        wholes.extend("".join(_parts(s)) for s in segments if len(_parts(s)) > 1)
+    out.extend(dict.fromkeys(w.lower() for w in wholes))
+    return out
+
+
+def lexical_text(*parts: str) -> str:
+    """The text PostgreSQL indexes for `parts` (a passage header, a chunk, a question): folded, identifiers
+    spelled out, words in their order."""
+    words: list[str] = []
+    for part in parts:
+        for match in _WORDISH.finditer(fold(part)):
+            words.extend(_spelled(match.group()))
+    return " ".join(words)
+
+
+@lru_cache(maxsize=32)
+def _stemmer(language: str) -> Stemmer.Stemmer | None:
+    config = SEARCH_CONFIGS.get(language)
+    return Stemmer.Stemmer(config) if config else None
+
+
+def terms(text: str, *, language: str = "") -> list[str]:
+    """`text`'s words, folded, lower-cased, identifiers spelled out, stemmed in `language` when it has a
+    stemmer: the units the trimmer compares a question's terms with."""
+    words = [w.lower() for w in _WORD.findall(lexical_text(text).replace("_", " "))]
+    stemmer = _stemmer(language)
+    return stemmer.stemWords(words) if stemmer else words
+
+
+def identifiers(text: str) -> list[str]:
+    """The joined wholes of the identifiers `text` names (`response_model` -> `responsemodel`): the terms a
+    question shares with exactly one option, flag or API."""
+    out: list[str] = []
+    for match in _WORDISH.finditer(fold(text)):
+        spelled = _spelled(match.group())
+        if len(spelled) > 1:
+            out.extend(s for s in spelled if s not in {p.lower() for p in _parts(match.group())})
+    return list(dict.fromkeys(out))
+
+
+def search_config(language: str) -> str:
+    """The PostgreSQL text-search configuration for an ISO 639-1 code; `simple` (no stemming) otherwise."""
+    return SEARCH_CONFIGS.get(language, SIMPLE_CONFIG)
+
+
+_FENCE = re.compile(r"^( {0,3})(`{3,}|~{3,}).*?^\1\2[`~]*[ \t]*$", re.M | re.S)
+_INLINE_CODE = re.compile(r"`[^`\n]*`")
+_LINK_TARGET = re.compile(r"\]\([^)\s]*\)|https?://\S+")
+
+
+@lru_cache(maxsize=1)
+def _identifier():
+    from py3langid.langid import MODEL_FILE, LanguageIdentifier
+
+    identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+    identifier.set_languages(sorted(SEARCH_CONFIGS))
+    return identifier
+
+
+def detect_language(text: str, *, minimum_confidence: float = 0.5) -> str:
+    """The ISO 639-1 code of `text`'s prose (code and link targets left out), among the languages PostgreSQL
+    can stem; "" when there is too little prose or the model is unsure."""
+    prose = _LINK_TARGET.sub(" ", _INLINE_CODE.sub(" ", _FENCE.sub(" ", text)))
+    if len(_WORD.findall(prose)) < 3:
+        return ""
+    language, confidence = _identifier().classify(prose[:20000])
+    return language if confidence >= minimum_confidence else ""
+
+
+def known_languages() -> Iterable[str]:
+    return SEARCH_CONFIGS.keys()

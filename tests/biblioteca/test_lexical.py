@@ -1,0 +1,69 @@
+"""Accent folding, identifier terms, stems and language detection: the text side of full-text search."""
+from __future__ import annotations
+
+import pytest
+
+from biblioteca.text.lexical import detect_language, fold, identifiers, lexical_text, search_config, terms
+
+
+def test_fold_strips_diacritics_in_both_languages():
+    assert fold("configuración según Año PÁGINA naïve") == "configuracion segun Ano PAGINA naive"
+
+
+def test_fold_leaves_plain_text_alone():
+    text = "plain ASCII text, with 3.14 and `code`"
+    assert fold(text) == text
+
+
+@pytest.mark.parametrize("identifier, expected", [
+    ("app.include_router", ["app", "include", "router", "appincluderouter", "includerouter"]),
+    ("response_model_exclude_unset", ["response", "model", "exclude", "unset", "responsemodelexcludeunset"]),
+    ("DATABASE_URL", ["database", "url", "databaseurl"]),
+    ("--port", ["port"]),
+    ("HTTPException", ["http", "exception", "httpexception"]),
+])
+def test_identifiers_are_spelled_out_by_their_parts_and_whole(identifier, expected):
+    assert lexical_text(identifier).lower().split() == expected
+
+
+def test_plain_words_keep_their_order_and_identifiers_sit_where_they_were():
+    assert lexical_text("Set", "the response_model now") == "Set the response model responsemodel now"
+
+
+def test_identifiers_lists_only_the_joined_wholes():
+    assert identifiers("Use app.include_router and --port with plain words") == ["appincluderouter",
+                                                                                 "includerouter"]
+
+
+def test_terms_are_stemmed_in_the_given_language_and_folded():
+    assert terms("Configuring routers", language="en") == ["configur", "router"]
+    assert terms("configuración de los puertos", language="es")[0] == terms("configuracion", language="es")[0]
+
+
+def test_terms_without_a_known_language_are_only_lower_cased():
+    assert terms("Routers ROUTING", language="") == ["routers", "routing"]
+
+
+def test_search_config_maps_known_languages_and_falls_back_to_simple():
+    assert search_config("en") == "english"
+    assert search_config("es") == "spanish"
+    assert search_config("") == "simple"
+    assert search_config("xx") == "simple"
+
+
+@pytest.mark.parametrize("text, language", [
+    ("# Getting started\n\nInstall the package, then run the server and open the page in your browser.", "en"),
+    ("# Primeros pasos\n\nInstala el paquete, luego ejecuta el servidor y abre la página en tu navegador.", "es"),
+])
+def test_detect_language_of_prose(text, language):
+    assert detect_language(text) == language
+
+
+def test_detect_language_ignores_code_blocks():
+    text = ("Para empezar, crea un archivo con este contenido y guárdalo en la carpeta del proyecto.\n\n"
+            "```python\nfrom the_library import something_in_english\nprint('hello world, this is English')\n```\n")
+    assert detect_language(text) == "es"
+
+
+def test_detect_language_gives_up_on_too_little_prose():
+    assert detect_language("```sh\nmake run\n```") == ""
