@@ -1,16 +1,20 @@
 """Reads over the library: nearest chunks, stored sentence vectors, model bookkeeping."""
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 from django.db import connection, connections, transaction
 from django.db.models import Count, QuerySet
+from pgvector import Vector
 from pgvector.django import CosineDistance
 
-from biblioteca.models import Chunk, Sentence
+from biblioteca.models import Chunk, Document, Sentence
+from biblioteca.passages import Piece
+from biblioteca.text.lexical import lexical_text
 
 
 def stored_embedding_models() -> dict[str, int]:
@@ -34,28 +38,195 @@ def _has_iterative_scan(alias: str) -> bool:
     return bool(version) and tuple(int(p) for p in version.split(".")[:2]) >= (0, 8)
 
 
-def chunk_search(*, query_vector: np.ndarray, top_k: int, app: str | None = None,
-                 source_type: str | None = None) -> list[Chunk]:
-    """The `top_k` chunks nearest the query by cosine, each annotated with `score` (cosine similarity).
-
-    With a filter, the HNSW index alone returns its `ef_search` nearest chunks and the filter then drops those of
-    other apps: an app among many could get fewer than `top_k`, or none. An iterative scan prevents that.
-    """
-    qs: QuerySet[Chunk] = Chunk.objects.select_related("document")
+def _filtered_scope(qs: QuerySet[Chunk], *, app: str | None, source_type: str | None) -> QuerySet[Chunk]:
     if app:
         qs = qs.filter(document__app=app)
     if source_type:
         qs = qs.filter(document__source_type=source_type)
-    qs = qs.annotate(distance=CosineDistance("embedding", query_vector)).order_by("distance")[:top_k]
-    if (app or source_type) and _has_iterative_scan(qs.db):
-        with transaction.atomic(using=qs.db), connections[qs.db].cursor() as cursor:
+    return qs
+
+
+def _nearest(run: Callable[[], list[Chunk]], *, alias: str, filtered: bool) -> list[Chunk]:
+    """Run a nearest-neighbour read; a filtered one asks pgvector for a strict-order iterative scan.
+
+    With a filter, the HNSW index alone returns its `ef_search` nearest chunks and the filter then drops those of
+    other apps: an app among many could get fewer than `top_k`, or none. An iterative scan prevents that.
+    """
+    if filtered and _has_iterative_scan(alias):
+        with transaction.atomic(using=alias), connections[alias].cursor() as cursor:
             cursor.execute("SET LOCAL hnsw.iterative_scan = strict_order")
-            chunks = list(qs)
-    else:
-        chunks = list(qs)
+            return run()
+    return run()
+
+
+def chunk_search(*, query_vector: np.ndarray, top_k: int, app: str | None = None,
+                 source_type: str | None = None, query_text: str | None = None,
+                 hybrid: HybridParams | None = None) -> list[Chunk]:
+    """The `top_k` best chunks for the query, each annotated with `score` (cosine similarity).
+
+    Without `hybrid` they are the nearest by cosine. With it (and a `query_text`), the nearest by cosine and the
+    best full-text matches are fused by reciprocal rank, in one statement (`hybrid_chunk_search`).
+    """
+    if hybrid is not None and query_text and query_text.strip():
+        return hybrid_chunk_search(query_vector=query_vector, query_text=query_text, top_k=top_k, app=app,
+                                   source_type=source_type, params=hybrid)
+    qs = _filtered_scope(Chunk.objects.select_related("document"), app=app, source_type=source_type)
+    qs = qs.annotate(distance=CosineDistance("embedding", query_vector)).order_by("distance")[:top_k]
+    chunks = _nearest(lambda: list(qs), alias=qs.db, filtered=bool(app or source_type))
     for chunk in chunks:
         chunk.score = 1.0 - float(chunk.distance)
     return chunks
+
+
+HYBRID_MAX_DF = 2000
+HYBRID_MAX_DF_SHARE = 0.25
+
+
+@dataclass(frozen=True)
+class HybridParams:
+    """Reciprocal rank fusion: a chunk scores `weight / (rrf_k + rank)` on each side that ranks it; `k1` and
+    `b` are BM25's term-frequency saturation and length normalisation."""
+
+    candidates: int = 40
+    rrf_k: int = 60
+    vector_weight: float = 1.0
+    lexical_weight: float = 1.0
+    max_df: int = HYBRID_MAX_DF
+    max_df_share: float = HYBRID_MAX_DF_SHARE
+    k1: float = 1.2
+    b: float = 0.75
+
+
+_DOCUMENT_FIELDS = ("app", "source_path", "source_type", "title", "url", "language")
+
+# The question's terms, parsed with the text-search configuration of every language in scope (a Spanish question
+# meets Spanish stems, an English one English stems), each weighed by its rarity: an inverse document frequency
+# over the whole library, counted on the GIN index up to `max_df`. A term in more than `max_df_share` of the
+# library (or `max_df` chunks) says little and is left out, which also bounds the work; so is a term in none.
+_TERMS_SQL = """
+query_terms AS MATERIALIZED (
+    SELECT DISTINCT lexeme
+    FROM (SELECT DISTINCT d.search_config FROM {document} d WHERE {scope}) configs,
+         unnest(tsvector_to_array(to_tsvector(configs.search_config::regconfig, %(text)s))) AS lexeme
+),
+library AS (
+    SELECT coalesce((SELECT nullif(greatest(reltuples, 0), 0) FROM pg_class WHERE oid = '{chunk}'::regclass),
+                    (SELECT count(*) FROM {chunk}))::float8 AS size
+),
+term_frequencies AS MATERIALIZED (
+    SELECT q.lexeme, q.query, (SELECT count(*) FROM (SELECT 1 FROM {chunk} WHERE search_vector @@ q.query
+                                                     LIMIT %(max_df)s) hits) AS df
+    FROM (SELECT lexeme, quote_literal(lexeme)::tsquery AS query FROM query_terms) q
+),
+term_weights AS MATERIALIZED (
+    SELECT t.lexeme, t.query, ln(1 + (greatest(library.size, t.df) - t.df + 0.5) / (t.df + 0.5)) AS weight
+    FROM term_frequencies t, library
+    WHERE t.df BETWEEN 1 AND %(max_df)s - 1 AND t.df <= %(max_df_share)s * greatest(library.size, 1)
+)"""
+
+# The vector side walks the HNSW index. The lexical side is BM25 on the GIN index: per chunk, each question term
+# it holds adds its weight, saturated by how often it occurs (ts_rank of the one term, which grows as 1 + 1/4 +
+# 1/9 ... with the occurrences) and normalised by the chunk's length against the matched chunks' mean length.
+_HYBRID_SQL = """
+WITH vector_side AS (
+    SELECT c.id, row_number() OVER (ORDER BY c.embedding <=> %(vector)s::vector) AS rank
+    FROM (SELECT c.id, c.embedding FROM {chunk} c JOIN {document} d ON d.id = c.document_id
+          WHERE {scope} ORDER BY c.embedding <=> %(vector)s::vector LIMIT %(candidates)s) c
+),""" + _TERMS_SQL + """,
+matches AS (
+    SELECT c.id, w.weight, greatest(c.search_length, 1) AS length,
+           ts_rank(c.search_vector, w.query, 0) / ts_rank('x'::tsvector, 'x'::tsquery, 0) AS frequency
+    FROM term_weights w JOIN {chunk} c ON c.search_vector @@ w.query JOIN {document} d ON d.id = c.document_id
+    WHERE {scope}
+),
+lexical_side AS (
+    SELECT id, row_number() OVER (ORDER BY score DESC, id) AS rank
+    FROM (SELECT id, sum(weight * frequency * (%(k1)s + 1)
+                         / (frequency + %(k1)s * (1 - %(b)s + %(b)s * length / mean_length))) AS score
+          FROM (SELECT m.*, avg(m.length) OVER () AS mean_length FROM matches m) m
+          GROUP BY id ORDER BY score DESC, id LIMIT %(candidates)s) best
+),
+fused AS (
+    SELECT coalesce(v.id, l.id) AS id,
+           coalesce(%(vector_weight)s / (%(rrf_k)s + v.rank), 0)
+           + coalesce(%(lexical_weight)s / (%(rrf_k)s + l.rank), 0) AS fused,
+           v.rank AS vector_rank, l.rank AS lexical_rank
+    FROM vector_side v FULL OUTER JOIN lexical_side l ON l.id = v.id
+    ORDER BY fused DESC, v.rank NULLS LAST LIMIT %(top_k)s
+)
+SELECT c.id, c.document_id, c.chunk_index, c.heading_path, c.text, c.start_offset, c.end_offset, c.token_count,
+       c.embedding_model, {document_columns}, 1 - (c.embedding <=> %(vector)s::vector) AS score, f.fused,
+       f.vector_rank, f.lexical_rank
+FROM fused f JOIN {chunk} c ON c.id = f.id JOIN {document} d ON d.id = c.document_id
+ORDER BY f.fused DESC, f.vector_rank NULLS LAST
+"""
+
+
+def _scope(app: str | None, source_type: str | None) -> str:
+    scope = ["TRUE"]
+    if app:
+        scope.append("d.app = %(app)s")
+    if source_type:
+        scope.append("d.source_type = %(source_type)s")
+    return " AND ".join(scope)
+
+
+def query_term_weights(*, text: str, app: str | None = None, source_type: str | None = None,
+                       max_df: int = HYBRID_MAX_DF, max_df_share: float = HYBRID_MAX_DF_SHARE) -> dict[str, float]:
+    """The question's index terms (stems, as the chunks were indexed) and their rarity weights."""
+    if not text.strip():
+        return {}
+    sql = ("WITH " + _TERMS_SQL + " SELECT lexeme, weight FROM term_weights").format(
+        chunk=Chunk._meta.db_table, document=Document._meta.db_table, scope=_scope(app, source_type))
+    with connection.cursor() as cursor:
+        cursor.execute(sql, {"text": lexical_text(text), "app": app, "source_type": source_type, "max_df": max_df,
+                             "max_df_share": max_df_share})
+        return {lexeme: float(weight) for lexeme, weight in cursor.fetchall()}
+
+
+def hybrid_chunk_search(*, query_vector: np.ndarray, query_text: str, top_k: int, app: str | None,
+                        source_type: str | None, params: HybridParams) -> list[Chunk]:
+    """Vector and full-text rankings fused by reciprocal rank, in one round trip; see `_HYBRID_SQL`."""
+    sql = _HYBRID_SQL.format(chunk=Chunk._meta.db_table, document=Document._meta.db_table,
+                             scope=_scope(app, source_type),
+                             document_columns=", ".join(f"d.{f} AS document__{f}" for f in _DOCUMENT_FIELDS))
+    values = {"vector": Vector._to_db(query_vector), "text": lexical_text(query_text), "app": app, "source_type": source_type,
+              "candidates": max(params.candidates, top_k), "top_k": top_k, "max_df": params.max_df, "max_df_share": params.max_df_share,
+              "rrf_k": params.rrf_k, "vector_weight": params.vector_weight,
+              "lexical_weight": params.lexical_weight, "k1": params.k1, "b": params.b}
+    raw = Chunk.objects.raw(sql, values)
+    chunks = _nearest(lambda: list(raw), alias=raw.db, filtered=bool(app or source_type))
+    for chunk in chunks:
+        chunk.document = Document.from_db(raw.db, ["id", *_DOCUMENT_FIELDS], [
+            chunk.document_id, *(getattr(chunk, f"document__{f}") for f in _DOCUMENT_FIELDS)])
+        chunk.score = float(chunk.score)
+    return chunks
+
+
+NEIGHBOUR_REACH = 4
+
+
+def chunk_neighbours(*, hits: Sequence[tuple[int, int]], reach: int = NEIGHBOUR_REACH) -> dict[int, list[Piece]]:
+    """Per document, its chunks within `reach` positions of the given (document id, chunk index) hits, in
+    order: what a passage can grow into. One indexed read of (document, chunk_index)."""
+    if not hits:
+        return {}
+    documents, indexes = zip(*set(hits))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT DISTINCT c.id, c.document_id, c.chunk_index, c.heading_path::text, c.text, c.start_offset, "
+            f"c.end_offset FROM {Chunk._meta.db_table} c "
+            "JOIN unnest(%s::bigint[], %s::int[]) AS h(document_id, chunk_index) ON c.document_id = h.document_id "
+            "AND c.chunk_index BETWEEN h.chunk_index - %s AND h.chunk_index + %s "
+            "ORDER BY c.document_id, c.chunk_index",
+            [list(documents), list(indexes), reach, reach],
+        )
+        rows = cursor.fetchall()
+    out: dict[int, list[Piece]] = {}
+    for id_, document_id, index, heading_path, text, start, end in rows:
+        out.setdefault(document_id, []).append(
+            Piece(id=id_, index=index, heading_path=tuple(json.loads(heading_path)), text=text, start=start, end=end))
+    return out
 
 
 @dataclass(frozen=True)

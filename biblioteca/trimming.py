@@ -5,18 +5,29 @@ is embedded at query time. The seed's contract holds: keep sentences with cosine
 `min_sentences` with the best ones, add a +/-`window` of neighbours, keep the original order, join separate runs
 with " [...] ", return a chunk unchanged when every sentence is kept or it has none.
 
-Beyond the seed, two query-level rules (both optional):
+Beyond the seed, query-level rules (all optional):
 - `relative_margin`: a sentence scoring within this margin of the best sentence across all chunks is kept even
   under the threshold, so the best evidence survives when the whole query scores low;
 - `drop_margin`: a chunk whose best sentence is further than this below the best sentence across all chunks is
-  dropped outright (never emptied), so hopeless chunks stop paying their one-sentence floor.
+  dropped outright (never emptied), so hopeless chunks stop paying their one-sentence floor;
+- `lexical_weight`: a sentence's score also counts the question's terms it holds (or its heading holds), each
+  weighed by its rarity in the library. Short units of documentation (`**Default:** None`, a list item, a table
+  row) embed poorly but name the option the question names;
+- `spread_factor`: both margins shrink to this share of the spread of the scores (best minus median) when that is
+  narrower. Cosines of documentation sit high and close together; a margin tuned on prose would keep them all;
+- `companions`: units that belong together are kept together: a list item with the sentence that leads into its
+  list, a table row with the table's header row, a heading with the `Type:`/`Default:` lines under it.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
+
+from biblioteca.text.lexical import terms
 
 ELISION = " [...] "
 
@@ -28,6 +39,11 @@ class TrimParams:
     min_sentences: int = 1
     relative_margin: float | None = None
     drop_margin: float | None = None
+    lexical_weight: float | None = None
+    heading_weight: float = 0.5
+    spread_factor: float | None = None
+    companions: bool = False
+    keep_first: int = 0
 
     def __post_init__(self) -> None:
         if not -1.0 <= self.threshold <= 1.0:
@@ -36,15 +52,22 @@ class TrimParams:
             raise ValueError("window must be >= 0")
         if self.min_sentences < 1:
             raise ValueError("min_sentences must be >= 1: a kept chunk is never empty")
+        if self.lexical_weight is not None and self.lexical_weight < 0:
+            raise ValueError("lexical_weight must be >= 0")
+        if self.spread_factor is not None and self.spread_factor <= 0:
+            raise ValueError("spread_factor must be > 0")
 
 
 @dataclass(frozen=True)
 class TrimInput:
-    """A chunk's text, its sentence spans (offsets into text) and their unit vectors, shape (n, d)."""
+    """A chunk's text, its sentence spans (offsets into text) and their unit vectors, shape (n, d); its language
+    (to stem its words) and its heading path (the heading of the sentences before its first heading)."""
 
     text: str
     spans: Sequence[tuple[int, int]]
     vectors: np.ndarray
+    language: str = ""
+    heading: str = ""
 
 
 @dataclass(frozen=True)
@@ -55,21 +78,108 @@ class TrimOutput:
 
 
 def select_sentences(scores: np.ndarray, *, threshold: float, min_sentences: int, window: int,
-                     floor: float | None = None) -> list[int]:
-    """Indices to keep, ascending: above the threshold (or the floor), topped up to the minimum, widened."""
+                     floor: float | None = None,
+                     companions: Sequence[Sequence[int]] | None = None) -> list[int]:
+    """Indices to keep, ascending: above the threshold (or the floor), topped up to the minimum, widened by the
+    window and by each kept sentence's companions."""
     n = len(scores)
     if n == 0:
         return []
     cut = threshold if floor is None else min(threshold, floor)
-    keep = set(np.flatnonzero(scores >= cut).tolist())
-    if len(keep) < min_sentences:
+    core = set(np.flatnonzero(scores >= cut).tolist())
+    if len(core) < min_sentences:
         for i in np.argsort(-scores, kind="stable").tolist():
-            if len(keep) >= min_sentences:
+            if len(core) >= min_sentences:
                 break
-            keep.add(i)
+            core.add(i)
+    keep = set(core)
     if window > 0:
-        keep = {j for i in keep for j in range(max(0, i - window), min(n, i + window + 1))}
+        keep = {j for i in core for j in range(max(0, i - window), min(n, i + window + 1))}
+    if companions:
+        keep.update(j for i in core for j in companions[i])
     return sorted(keep)
+
+
+_HEADING = re.compile(r"#{1,6}(?:[ \t]|$)")
+_ITEM = re.compile(r"(?:[-*+]|\d{1,9}[.)])[ \t]")
+_TABLE_ROW = re.compile(r"\|")
+_TABLE_RULE = re.compile(r"\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)*\|?[ \t]*$")
+_FIELD = re.compile(r"(?:[-*+][ \t]+)?(?:\*\*|__)?[^\W\d_][\w ()/-]{0,30}:(?:\*\*|__)?[ \t]*\S")
+_FIELD_MAX = 160
+
+
+def _shape(unit: str) -> str:
+    if _HEADING.match(unit):
+        return "heading"
+    if _TABLE_ROW.match(unit):
+        return "rule" if _TABLE_RULE.match(unit) else "row"
+    if len(unit) <= _FIELD_MAX and "\n" not in unit and _FIELD.match(unit):
+        return "field"
+    if _ITEM.match(unit):
+        return "item"
+    return "prose"
+
+
+def unit_companions(units: Sequence[str]) -> list[tuple[int, ...]]:
+    """For each unit, the units kept with it: a table row's header row and rule; a list item's lead-in (the unit
+    just before its list); a field line's heading and sibling fields; a heading's field lines."""
+    shapes = [_shape(u.lstrip()) for u in units]
+    out: list[set[int]] = [set() for _ in units]
+    for i, shape in enumerate(shapes):
+        if shape in ("row", "rule"):
+            first = i
+            while first > 0 and shapes[first - 1] in ("row", "rule"):
+                first -= 1
+            out[i].update(j for j in (first, first + 1) if j < i and shapes[j] in ("row", "rule"))
+        elif shape in ("item", "field") and i > 0:
+            first = i
+            while first > 0 and shapes[first - 1] in ("item", "field"):
+                first -= 1
+            if first > 0 and shapes[first - 1] in ("prose", "heading"):
+                out[i].add(first - 1)
+        if shape == "field":
+            lo = hi = i
+            while lo > 0 and shapes[lo - 1] == "field":
+                lo -= 1
+            while hi + 1 < len(shapes) and shapes[hi + 1] == "field":
+                hi += 1
+            out[i].update(range(lo, hi + 1))
+            if lo > 0 and shapes[lo - 1] == "heading":
+                out[lo - 1].update(range(lo, hi + 1))
+            elif lo > 1 and shapes[lo - 2] == "heading" and shapes[lo - 1] == "prose":
+                out[i].add(lo - 2)
+                out[lo - 2].update(range(lo, hi + 1))
+        out[i].discard(i)
+    return [tuple(sorted(c)) for c in out]
+
+
+@lru_cache(maxsize=50_000)
+def _unit_terms(text: str, language: str) -> frozenset[str]:
+    return frozenset(terms(text, language=language))
+
+
+def lexical_evidence(chunk: TrimInput, query_terms: Mapping[str, float], *, heading_weight: float) -> np.ndarray:
+    """Per sentence, the share of the question's term weight it holds, or (times `heading_weight`) its heading
+    holds: 0 when nothing matches, 1 when every term does."""
+    total = sum(query_terms.values())
+    n = len(chunk.spans)
+    if total <= 0 or n == 0:
+        return np.zeros(n, dtype=np.float32)
+
+    def share(text: str) -> float:
+        found = _unit_terms(text, chunk.language)
+        return sum(w for t, w in query_terms.items() if t in found) / total
+
+    heading_share = share(chunk.heading) if chunk.heading else 0.0
+    out = np.zeros(n, dtype=np.float32)
+    for i, (start, end) in enumerate(chunk.spans):
+        unit = chunk.text[start:end]
+        if _HEADING.match(unit.lstrip()):
+            heading_share = share(unit)
+            out[i] = heading_share
+        else:
+            out[i] = max(share(unit), heading_weight * heading_share)
+    return out
 
 
 def join_runs(text: str, spans: Sequence[tuple[int, int]], keep: Sequence[int]) -> str:
@@ -88,24 +198,42 @@ def join_runs(text: str, spans: Sequence[tuple[int, int]], keep: Sequence[int]) 
     return ELISION.join(pieces)
 
 
-def trim_chunks(chunks: Sequence[TrimInput], query_vector: np.ndarray, params: TrimParams) -> list[TrimOutput]:
-    """Trim each chunk for the query; a dropped chunk is flagged, never returned empty."""
-    scores = [c.vectors @ query_vector if len(c.spans) else np.zeros(0, dtype=np.float32) for c in chunks]
+def trim_chunks(chunks: Sequence[TrimInput], query_vector: np.ndarray, params: TrimParams,
+                query_terms: Mapping[str, float] | None = None) -> list[TrimOutput]:
+    """Trim each chunk for the query; a dropped chunk is flagged, never returned empty.
+
+    `query_terms` (stem -> rarity weight) feed the lexical evidence when `params.lexical_weight` is set.
+    """
+    cosines = [c.vectors @ query_vector if len(c.spans) else np.zeros(0, dtype=np.float32) for c in chunks]
+    scores = cosines
+    if params.lexical_weight and query_terms:
+        scores = [s + params.lexical_weight * lexical_evidence(c, query_terms, heading_weight=params.heading_weight)
+                  for c, s in zip(chunks, cosines)]
     best = [float(s.max()) if len(s) else None for s in scores]
     overall = max((b for b in best if b is not None), default=None)
-    floor = overall - params.relative_margin if overall is not None and params.relative_margin is not None else None
+    # Whole chunks are judged on cosines alone: words lift a sentence inside a chunk, but a chunk that merely
+    # shares a word with the question is no closer to the answer.
+    best_cosine = [float(s.max()) if len(s) else None for s in cosines]
+    overall_cosine = max((b for b in best_cosine if b is not None), default=None)
+    relative_margin, drop_margin = params.relative_margin, params.drop_margin
+    if params.spread_factor is not None and overall is not None:
+        spread = params.spread_factor * (overall - float(np.median(np.concatenate(scores))))
+        relative_margin = None if relative_margin is None else min(relative_margin, spread)
+        drop_margin = None if drop_margin is None else min(drop_margin, spread)
+    floor = overall - relative_margin if overall is not None and relative_margin is not None else None
     out: list[TrimOutput] = []
-    for chunk, chunk_scores, chunk_best in zip(chunks, scores, best):
+    for position, (chunk, chunk_scores, chunk_best) in enumerate(zip(chunks, scores, best_cosine)):
         n = len(chunk.spans)
         if n == 0:
             out.append(TrimOutput(chunk.text, ()))
             continue
-        if (params.drop_margin is not None and overall is not None and chunk_best < overall - params.drop_margin
-                and chunk_best < params.threshold):
+        if (position >= params.keep_first and drop_margin is not None and overall_cosine is not None
+                and chunk_best < overall_cosine - drop_margin and chunk_best < params.threshold):
             out.append(TrimOutput("", (), dropped=True))
             continue
+        companions = unit_companions([chunk.text[a:b] for a, b in chunk.spans]) if params.companions else None
         keep = select_sentences(chunk_scores, threshold=params.threshold, min_sentences=params.min_sentences,
-                                window=params.window, floor=floor)
+                                window=params.window, floor=floor, companions=companions)
         if len(keep) >= n:
             out.append(TrimOutput(chunk.text, tuple(range(n))))
         else:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import environ
 from corsheaders.defaults import default_headers as cors_default_headers
+from django.core.exceptions import ImproperlyConfigured
 
 from config.database import embedded_database_url
 
@@ -155,7 +156,25 @@ EMBEDDING_SEND_INPUT_TYPE = env.bool("EMBEDDING_SEND_INPUT_TYPE", default=False)
 EMBEDDING_THREADS = env.int("EMBEDDING_THREADS", default=0)
 TOKEN_ENCODING = env.str("TOKEN_ENCODING", default="o200k_base")
 
+
+def language_by_app(raw: str) -> dict[str, str]:
+    """`guide=en,ayuda=es` -> {"guide": "en", "ayuda": "es"}: the language of an app's documents when
+    detection should not decide."""
+    pairs = [item.split("=", 1) for item in raw.split(",") if item.strip()]
+    if any(len(pair) != 2 or not pair[0].strip() or not pair[1].strip() for pair in pairs):
+        raise ImproperlyConfigured(f"DOCUMENT_LANGUAGE_BY_APP must look like 'app=en,other=es', not {raw!r}")
+    return {app.strip(): lang.strip().lower() for app, lang in pairs}
+
+
+DOCUMENT_LANGUAGE_BY_APP = language_by_app(env.str("DOCUMENT_LANGUAGE_BY_APP", default=""))
+
 # Retrieval and trimming
+RETRIEVAL_HYBRID = env.bool("RETRIEVAL_HYBRID", default=True)
+RETRIEVAL_HYBRID_CANDIDATES = env.int("RETRIEVAL_HYBRID_CANDIDATES", default=40)
+RETRIEVAL_HYBRID_RRF_K = env.int("RETRIEVAL_HYBRID_RRF_K", default=5)
+RETRIEVAL_HYBRID_VECTOR_WEIGHT = env.float("RETRIEVAL_HYBRID_VECTOR_WEIGHT", default=1.0)
+RETRIEVAL_HYBRID_LEXICAL_WEIGHT = env.float("RETRIEVAL_HYBRID_LEXICAL_WEIGHT", default=1.5)
+RETRIEVAL_PASSAGE_WORDS = env.int("RETRIEVAL_PASSAGE_WORDS", default=450)
 RETRIEVAL_TRIM = env.bool("RETRIEVAL_TRIM", default=False)
 # Calibrated for multilingual-e5-small on XQuAD EN+ES (docs/en/calibration.md): >= 99% answer retention.
 RETRIEVAL_TRIM_THRESHOLD = env.float("RETRIEVAL_TRIM_THRESHOLD", default=0.90)
@@ -163,14 +182,18 @@ RETRIEVAL_TRIM_WINDOW = env.int("RETRIEVAL_TRIM_WINDOW", default=1)
 RETRIEVAL_TRIM_MIN_SENTENCES = env.int("RETRIEVAL_TRIM_MIN_SENTENCES", default=1)
 
 
-def optional_margin(name: str, default: float) -> float | None:
+def optional_margin(name: str, default: float | None) -> float | None:
     """A margin in cosine units, or None when set to `off` (the seed's behaviour)."""
-    raw = env.str(name, default=str(default)).strip().lower()
+    raw = env.str(name, default="off" if default is None else str(default)).strip().lower()
     return None if raw in ("", "off", "none") else float(raw)
 
 
 RETRIEVAL_TRIM_RELATIVE_MARGIN = optional_margin("RETRIEVAL_TRIM_RELATIVE_MARGIN", 0.07)
 RETRIEVAL_TRIM_DROP_MARGIN = optional_margin("RETRIEVAL_TRIM_DROP_MARGIN", 0.03)
+RETRIEVAL_TRIM_LEXICAL_WEIGHT = optional_margin("RETRIEVAL_TRIM_LEXICAL_WEIGHT", None)
+RETRIEVAL_TRIM_HEADING_WEIGHT = env.float("RETRIEVAL_TRIM_HEADING_WEIGHT", default=0.5)
+RETRIEVAL_TRIM_SPREAD_FACTOR = optional_margin("RETRIEVAL_TRIM_SPREAD_FACTOR", None)
+RETRIEVAL_TRIM_COMPANIONS = env.bool("RETRIEVAL_TRIM_COMPANIONS", default=False)
 QUERY_MAX_LENGTH = env.int("QUERY_MAX_LENGTH", default=2000)
 
 # Oráculo: the LLM

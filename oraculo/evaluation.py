@@ -15,7 +15,7 @@ import re
 import time
 import unicodedata
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 from decimal import Decimal, InvalidOperation
 
 import numpy as np
@@ -30,6 +30,7 @@ from biblioteca.retrieval import (
     resolve_trim_params,
     search,
     trim_retrieved,
+    trim_terms,
 )
 from biblioteca.selectors import sentences_for_chunks
 from oraculo.llm import LLMError, synthesize_answer
@@ -337,6 +338,7 @@ class _Prepared:
     chunks: list[RetrievedChunk]
     chunk_tokens: dict[int, int]
     retrieval_ms: float
+    filters: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def tokens_before(self) -> int:
@@ -355,10 +357,12 @@ class _Prepared:
 def _prepare(question: LabelledQuestion, *, top_k: int, filters: Mapping[str, str]) -> _Prepared:
     started = time.perf_counter()
     vector = get_embedder().embed_query(question.question)
-    chunks = search(query_vector=vector, top_k=top_k, filters=filters)
+    chunks = search(query_vector=vector, top_k=top_k, filters=filters, query_text=question.question,
+                    hybrid=settings.RETRIEVAL_HYBRID)
     retrieval_ms = (time.perf_counter() - started) * 1000
     return _Prepared(question=question, vector=vector, chunks=chunks,
-                     chunk_tokens={c.id: chunk_tokens(c) for c in chunks}, retrieval_ms=retrieval_ms)
+                     chunk_tokens={c.id: chunk_tokens(c) for c in chunks}, retrieval_ms=retrieval_ms,
+                     filters=filters)
 
 
 def _variant(prepared: _Prepared, chunks: Sequence[RetrievedChunk], *, tokens: int) -> dict:
@@ -395,8 +399,10 @@ def _evaluate(prepared: _Prepared, *, params: EvalParams) -> dict:
                                 "latency_ms": round(prepared.retrieval_ms, 1)}
     if "trim" in params.variants:
         started = time.perf_counter()
-        trimmed, calls = trim_retrieved(prepared.chunks, query_vector=prepared.vector, params=resolve_trim_params(
-            threshold=params.trim_threshold, window=params.trim_window))
+        trim_params = resolve_trim_params(threshold=params.trim_threshold, window=params.trim_window)
+        trimmed, calls = trim_retrieved(prepared.chunks, query_vector=prepared.vector, params=trim_params,
+                                        query_terms=trim_terms(q.question, params=trim_params,
+                                                               filters=prepared.filters))
         trim_ms = (time.perf_counter() - started) * 1000
         contexts["trim"] = trimmed
         overlap = overlap_share(prepared.chunk_ids, [c.id for c in trimmed])
@@ -509,10 +515,12 @@ class _Sweep:
         if base_hit is not None:
             self.labelled += 1
             self.base_hits += base_hit
-        stored = sentences_for_chunks(prepared.chunk_ids)
+        stored = sentences_for_chunks([i for c in prepared.chunks for i in c.member_ids])
+        terms = trim_terms(prepared.question.question, params=resolve_trim_params(), filters=prepared.filters)
         for threshold, window in self.combos:
             trimmed, calls = trim_retrieved(prepared.chunks, query_vector=prepared.vector, stored=stored,
-                                            params=resolve_trim_params(threshold=threshold, window=window))
+                                            params=resolve_trim_params(threshold=threshold, window=window),
+                                            query_terms=terms)
             tally = self.tallies[(threshold, window)]
             tally.tokens += self._context_tokens(trimmed)
             tally.calls += calls

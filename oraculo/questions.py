@@ -64,8 +64,8 @@ def _looks_like_jsonl(text: str, name: str) -> bool:
 
 
 def questions_parse(*, text: str, name: str = "questions") -> list[LabelledQuestion]:
-    """Plain text (one question per line) or JSONL ({"question", "expected_answer"?} per line); blank lines and
-    `#` comments are ignored in both."""
+    """Plain text (one question per line) or JSONL ({"question", "expected_answer"?} per line, `gold` accepted
+    for `expected_answer`, other keys ignored); blank lines and `#` comments are ignored in both."""
     if not _looks_like_jsonl(text, name):
         return [LabelledQuestion(line.strip()) for line in text.splitlines() if not _is_skipped(line)]
     out: list[LabelledQuestion] = []
@@ -83,7 +83,7 @@ def questions_parse(*, text: str, name: str = "questions") -> list[LabelledQuest
         question = row.get("question")
         if not isinstance(question, str) or not question.strip():
             raise QuestionFileError(f'{where}: "question" must be a non-empty string.')
-        expected = row.get("expected_answer", "")
+        expected = row.get("expected_answer", row.get("gold", ""))
         if expected is None:
             expected = ""
         if not isinstance(expected, str):

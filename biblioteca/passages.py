@@ -1,0 +1,121 @@
+"""Passages: a retrieved chunk grown with its neighbours in the document, up to a word budget.
+
+Documentation is cut into many short sections (a heading, two sentences, a code block), so the chunk a question
+finds is often only part of its answer: the option's description sits in the next chunk, the condition in the
+previous one. Growing each hit with its neighbours, up to RETRIEVAL_PASSAGE_WORDS, gives the reader (and the
+trimmer) the whole neighbourhood while keeping every passage no longer than the longest chunks already are.
+
+Pure Python and numpy: the caller brings the chunks and their stored sentences; offsets and vectors are mapped
+into the joined text, so trimming a passage needs no embedding either.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Piece:
+    """One stored chunk: its place in the document (offsets into the document's text) and its words."""
+
+    id: int
+    index: int
+    heading_path: tuple[str, ...]
+    text: str
+    start: int
+    end: int
+
+    @property
+    def words(self) -> int:
+        return len(self.text.split())
+
+
+@dataclass(frozen=True)
+class Member:
+    """A chunk inside a passage: its text from `cut` on sits at `offset` in the passage's text."""
+
+    chunk_id: int
+    cut: int
+    offset: int
+
+
+@dataclass(frozen=True)
+class Joined:
+    text: str
+    members: tuple[Member, ...]
+    headings: tuple[tuple[int, int], ...]
+    heading_path: tuple[str, ...]
+
+
+def grow(hit: Piece, neighbours: Sequence[Piece], *, budget: int, taken: set[int] | frozenset[int] = frozenset()
+         ) -> list[Piece]:
+    """`hit` and the neighbours it grows into, in document order: the next chunk, then the previous one, and so
+    on while the passage stays within `budget` words; chunks in `taken` (other passages) are never absorbed."""
+    by_index = {p.index: p for p in neighbours}
+    pieces = {hit.index: hit}
+    words = hit.words
+    low = high = hit.index
+    growing = True
+    while growing:
+        growing = False
+        for index in (high + 1, low - 1):
+            piece = by_index.get(index)
+            if piece is None or piece.id in taken or words + piece.words > budget:
+                continue
+            pieces[index] = piece
+            words += piece.words
+            low, high = min(low, index), max(high, index)
+            growing = True
+    return [pieces[i] for i in sorted(pieces)]
+
+
+def join(pieces: Sequence[Piece]) -> Joined:
+    """One text for consecutive chunks: overlaps said once, and a section's heading line put back where a chunk
+    of another section begins (chunks keep their headings apart, in their heading path)."""
+    text = ""
+    members: list[Member] = []
+    headings: list[tuple[int, int]] = []
+    previous: Piece | None = None
+    for piece in pieces:
+        cut = 0
+        if previous is not None:
+            cut = max(0, min(previous.end - piece.start, len(piece.text)))
+            if piece.heading_path != previous.heading_path and piece.heading_path:
+                text += "\n\n"
+                headings.append((len(text), len(text) + len(piece.heading_path[-1])))
+                text += piece.heading_path[-1]
+                text += "\n\n"
+            elif cut == 0:
+                text += "\n\n"
+        members.append(Member(piece.id, cut, len(text)))
+        text += piece.text[cut:]
+        previous = piece
+    return Joined(text, tuple(members), tuple(headings), pieces[0].heading_path if pieces else ())
+
+
+def passage_sentences(joined: Joined, spans_by_chunk: Mapping[int, Sequence[tuple[int, int]]],
+                      vectors_by_chunk: Mapping[int, np.ndarray], *, dimensions: int
+                      ) -> tuple[list[tuple[int, int]], np.ndarray] | None:
+    """The passage's sentence spans (offsets into its text) and vectors, in order; None when a member has no
+    stored sentences. A put-back heading is a unit of its own with a zero vector: only words can keep it."""
+    units: list[tuple[int, int, np.ndarray]] = [(a, b, np.zeros(dimensions, dtype=np.float32))
+                                                for a, b in joined.headings]
+    for member in joined.members:
+        spans = spans_by_chunk.get(member.chunk_id)
+        if not spans:
+            return None
+        vectors = vectors_by_chunk[member.chunk_id]
+        for (start, end), vector in zip(spans, vectors):
+            if end <= member.cut:
+                continue
+            a, b = member.offset + max(start, member.cut) - member.cut, member.offset + end - member.cut
+            while a < b and joined.text[a].isspace():
+                a += 1
+            if a < b:
+                units.append((a, b, vector))
+    units.sort(key=lambda u: u[0])
+    if not units:
+        return [], np.zeros((0, dimensions), dtype=np.float32)
+    return [(a, b) for a, b, _ in units], np.stack([v for _, _, v in units]).astype(np.float32)
