@@ -1,20 +1,24 @@
-"""Calibrate sentence trimming on XQuAD (EN and ES): answer retention against token reduction.
+"""Calibrate sentence trimming on prose and on documentation at once: answer retention against token cut.
 
-    .venv/bin/python bench/calibrate_trim.py [--qa ../shared/qa/xquad_dev] [--top-k 5] [--limit N]
+    .venv/bin/python bench/calibrate_trim.py [--datasets xquad fastapi] [--top-k 5] [--limit N] [--fresh]
 
-Ingests the articles (once; re-runs are free), retrieves top_k chunks per question ONCE, then replays the
-trimmer over a grid of settings on the stored sentence vectors. A question counts when its untrimmed context
-holds a gold answer; it is retained when the trimmed context still holds one. Prints, per strategy, the curve
-and the best token cut that keeps >= 99% retention in both languages with one setting.
+For each dataset of bench/docs_qa.py and each language, ingests the documents (re-runs are free), retrieves the
+top_k chunks per question ONCE with the configured retrieval (RETRIEVAL_HYBRID), then replays the trimmer over a
+grid of settings on the stored sentence vectors. A question counts when its untrimmed context holds a gold
+answer (each dataset's own hit test); it is retained when the trimmed context still holds one. Prints the curves
+docs/en/calibration.md shows and, per family of rules, the setting with the largest worst-case token cut that
+keeps the floors (`--floor` on prose, `--docs-floor` on documentation) in every dataset and language.
 """
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import pickle
 import sys
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
 
@@ -27,18 +31,13 @@ _django.setup()
 
 from django.conf import settings  # noqa: E402
 
+import docs_qa  # noqa: E402
 from biblioteca.embeddings import get_embedder  # noqa: E402
 from biblioteca.ingest import directory_ingest  # noqa: E402
-from biblioteca.retrieval import RetrievedChunk, search  # noqa: E402
-from biblioteca.selectors import sentences_for_chunks  # noqa: E402
+from biblioteca.retrieval import RetrievedChunk, resolve_trim_params, search, stored_trim_inputs  # noqa: E402
+from biblioteca.selectors import query_term_weights  # noqa: E402
 from biblioteca.text.tokens import count_tokens  # noqa: E402
 from biblioteca.trimming import TrimInput, TrimParams, trim_chunks  # noqa: E402
-from oraculo.evaluation import answer_in_context  # noqa: E402
-
-
-def holds_answer(answers: list[str], texts: list[str]) -> bool:
-    """The harness's own test (oraculo.evaluation.answer_in_context), so both measure the same thing."""
-    return any(answer_in_context(expected=a, texts=texts) for a in answers)
 
 
 @lru_cache(maxsize=None)
@@ -49,49 +48,49 @@ def tokens(text: str) -> int:
 @dataclass
 class Case:
     question: str
-    answers: list[str]
+    answers: tuple[str, ...]
     chunks: list[RetrievedChunk]
     inputs: list[TrimInput]
     query_vector: np.ndarray
+    query_terms: dict[str, float]
     baseline_tokens: int
     baseline_hit: bool
     doc_line_tokens: list[int]
     sentence_tokens: list[np.ndarray]
 
 
-def load_cases(qa_dir: Path, lang: str, top_k: int, limit: int | None) -> list[Case]:
-    app = f"xquad-{lang}"
-    directory_ingest(paths=[qa_dir / f"docs_{lang}"], app=app, source_type="xquad")
-    rows = [json.loads(line) for line in (qa_dir / f"qa_{lang}.jsonl").read_text().splitlines() if line.strip()]
-    rows = rows[:limit] if limit else rows
+def load_cases(dataset: str, lang: str, top_k: int, limit: int | None) -> tuple[list[Case], Callable]:
+    folders, questions, hit = docs_qa.DATASETS[dataset]([lang])
+    app = docs_qa.app_name(dataset, lang)
+    directory_ingest(paths=[folders[lang]], app=app, source_type="xquad" if dataset == "xquad" else "docs")
+    questions = questions[:limit] if limit else questions
     embedder = get_embedder()
     cases = []
-    for row in rows:
-        vector = embedder.embed_query(row["question"])
-        chunks = search(query_vector=vector, top_k=top_k, filters={"app": app})
-        stored = sentences_for_chunks([c.id for c in chunks])
-        inputs = [TrimInput(c.original_text, stored[c.id].spans, stored[c.id].vectors) for c in chunks]
-        answers = [a["text"] for a in row["answers"]]
-        cases.append(Case(row["question"], answers, chunks, inputs, vector,
-                          sum(tokens(c.content) for c in chunks), holds_answer(answers, [c.text for c in chunks]),
+    for q in questions:
+        vector = embedder.embed_query(q.text)
+        chunks = search(query_vector=vector, top_k=top_k, filters={"app": app}, query_text=q.text,
+                        hybrid=settings.RETRIEVAL_HYBRID)
+        inputs = stored_trim_inputs(chunks)
+        cases.append(Case(q.text, q.answers, chunks, inputs, vector, query_term_weights(text=q.text, app=app),
+                          sum(tokens(c.content) for c in chunks), hit(q.answers, [c.content for c in chunks]),
                           [tokens(c.doc_line + "\n") for c in chunks],
                           [np.array([tokens(i.text[s:e]) for s, e in i.spans]) for i in inputs]))
-    return cases
+    return cases, hit
 
 
 ELISION_TOKENS = 3
 
 
-def evaluate(cases: list[Case], params: TrimParams) -> tuple[float, float]:
+def evaluate(cases: list[Case], hit: Callable, params: TrimParams) -> tuple[float, float]:
     """(retention %, token reduction %) of one setting over the cases.
 
     A trimmed chunk's tokens are its doc line's plus its kept sentences' plus three per " [...] ": counting
-    every trimmed text exactly, for hundreds of settings, would take hours in pure Python; the product counts
-    exactly (retrieve() reports tokens with o200k_base), and bench/eval runs confirm the figures.
+    every trimmed text exactly, for hundreds of settings, would take long in pure Python; the product counts
+    exactly (retrieve() reports tokens with o200k_base), and `exact_reduction` confirms the chosen rows.
     """
     kept = hits = base_tokens = trim_tokens = 0
     for case in cases:
-        outs = trim_chunks(case.inputs, case.query_vector, params)
+        outs = trim_chunks(case.inputs, case.query_vector, params, case.query_terms)
         base_tokens += case.baseline_tokens
         for i, out in enumerate(outs):
             if out.dropped:
@@ -104,7 +103,7 @@ def evaluate(cases: list[Case], params: TrimParams) -> tuple[float, float]:
                             + ELISION_TOKENS * gaps)
         if case.baseline_hit:
             hits += 1
-            kept += holds_answer(case.answers, [o.text for o in outs if not o.dropped])
+            kept += hit(case.answers, [o.text for o in outs if not o.dropped])
     return 100.0 * kept / max(hits, 1), 100.0 * (1 - trim_tokens / max(base_tokens, 1))
 
 
@@ -112,105 +111,108 @@ def exact_reduction(cases: list[Case], params: TrimParams) -> float:
     """The token cut of one setting with every trimmed context counted exactly with o200k_base."""
     base = trimmed = 0
     for case in cases:
-        outs = trim_chunks(case.inputs, case.query_vector, params)
+        outs = trim_chunks(case.inputs, case.query_vector, params, case.query_terms)
         base += case.baseline_tokens
         trimmed += sum(tokens(f"{c.doc_line}\n{o.text}") for c, o in zip(case.chunks, outs) if not o.dropped)
     return 100.0 * (1 - trimmed / max(base, 1))
 
 
 def grid() -> dict[str, list[TrimParams]]:
-    thresholds = [round(x, 3) for x in np.arange(0.76, 0.921, 0.01)]
+    def product(**axes):
+        names = list(axes)
+        return [TrimParams(**dict(zip(names, values))) for values in itertools.product(*axes.values())]
+
     return {
-        "seed (threshold, window)": [TrimParams(threshold=t, window=w) for t in thresholds for w in (0, 1, 2)],
-        "seed + drop hopeless chunks": [TrimParams(threshold=t, window=w, drop_margin=d)
-                                        for t in thresholds for w in (0, 1) for d in (0.02, 0.04, 0.06)],
-        "relative to the query's best + drop": [
-            TrimParams(threshold=t, window=w, relative_margin=m, drop_margin=d)
-            for t in (0.84, 0.86, 0.88, 0.90, 1.0) for w in (1, 2) for m in (0.04, 0.05, 0.06, 0.07, 0.08)
-            for d in (0.03, 0.04, 0.05, 0.06, 0.08)],
+        "previous defaults (relative margin + drop)": product(
+            threshold=[0.90], window=[1], relative_margin=[0.03, 0.05, 0.07, 0.10], drop_margin=[0.03]),
+        "+ lexical evidence": product(
+            threshold=[0.90, 1.0], window=[1], relative_margin=[0.05, 0.07, 0.10],
+            drop_margin=[0.03, 0.05], lexical_weight=[0.05, 0.1, 0.2, 0.3]),
+        "+ lexical + companions": product(
+            threshold=[0.90, 1.0], window=[0, 1], relative_margin=[0.05, 0.07, 0.10],
+            drop_margin=[0.03, 0.05], lexical_weight=[0.05, 0.1, 0.2, 0.3], companions=[True]),
+        "+ lexical + companions + spread": product(
+            threshold=[0.90, 1.0], window=[0, 1], relative_margin=[0.07, 0.10, 0.15],
+            drop_margin=[0.03, 0.05, 0.08], lexical_weight=[0.1, 0.2, 0.3], companions=[True],
+            spread_factor=[0.5, 0.75, 1.0, 1.5]),
     }
 
 
-def cached_cases(qa_dir: Path, top_k: int, limit: int | None) -> dict[str, list[Case]]:
-    """Retrieval for ~1,250 questions takes minutes on a CPU: keep it in var/ between runs."""
-    path = _django.ROOT / "var" / f"calibration-cases-k{top_k}-{limit or 'all'}.pickle"
-    if path.exists():
-        return pickle.loads(path.read_bytes())
-    cases = {lang: load_cases(qa_dir, lang, top_k, limit) for lang in ("en", "es")}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(pickle.dumps(cases))
-    return cases
+def cached_cases(datasets: list[str], top_k: int, limit: int | None, fresh: bool
+                 ) -> dict[str, tuple[list[Case], Callable]]:
+    """Retrieval for ~1,350 questions takes minutes on a CPU: keep it in var/ between runs."""
+    mode = f"{'hybrid' if settings.RETRIEVAL_HYBRID else 'vector'}-p{settings.RETRIEVAL_PASSAGE_WORDS}"
+    out = {}
+    for dataset in datasets:
+        for lang in ("en", "es"):
+            path = _django.ROOT / "var" / f"calibration-{dataset}-{lang}-k{top_k}-{mode}-{limit or 'all'}.pickle"
+            if path.exists() and not fresh:
+                cases = pickle.loads(path.read_bytes())
+                hit = docs_qa.DATASETS[dataset]([lang])[2]
+            else:
+                cases, hit = load_cases(dataset, lang, top_k, limit)
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(pickle.dumps(cases))
+            out[f"{dataset}-{lang}"] = (cases, hit)
+    return out
 
 
-def print_curves(cases: dict[str, list[Case]]) -> None:
-    """The two curves docs/en/calibration.md shows, as markdown tables: the seed's threshold at window 1, and
-    the default rules (window 1, drop margin 0.03, absolute threshold 0.90) as the relative margin moves."""
-    curves = {
-        "seed rules, window 1: threshold": [(t, TrimParams(threshold=t, window=1))
-                                            for t in (0.76, 0.78, 0.80, 0.81, 0.82, 0.84, 0.86)],
-        "default rules: relative margin": [(m, TrimParams(threshold=0.90, window=1, relative_margin=m,
-                                                          drop_margin=0.03))
-                                           for m in (0.03, 0.04, 0.05, 0.06, 0.07, 0.08, 0.10, 0.12)],
-    }
-    for name, points in curves.items():
-        print(f"\n| {name} | EN retention | EN token cut | ES retention | ES token cut |\n|---|---|---|---|---|")
-        for x, params in points:
-            en, es = evaluate(cases["en"], params), evaluate(cases["es"], params)
-            print(f"| {x:.2f} | {en[0]:.1f}% | {en[1]:.1f}% | {es[0]:.1f}% | {es[1]:.1f}% |")
+def floor_for(name: str, args: argparse.Namespace) -> float:
+    return args.floor if name.startswith("xquad") else args.docs_floor
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--qa", type=Path, default=_django.SHARED / "qa" / "xquad_dev")
+    parser.add_argument("--datasets", nargs="+", default=["xquad", "fastapi"], choices=sorted(docs_qa.DATASETS))
     parser.add_argument("--top-k", type=int, default=5)
     parser.add_argument("--limit", type=int, default=None)
-    parser.add_argument("--floor", type=float, default=99.0)
+    parser.add_argument("--floor", type=float, default=99.0, help="retention floor on prose (XQuAD)")
+    parser.add_argument("--docs-floor", type=float, default=98.0, help="retention floor on documentation")
+    parser.add_argument("--fresh", action="store_true", help="retrieve again instead of reading var/")
     parser.add_argument("--output", type=Path, default=_django.ROOT / "var" / "calibration.json")
     args = parser.parse_args()
 
     started = time.perf_counter()
     sys.stdout.reconfigure(line_buffering=True)
-    cases = cached_cases(args.qa, args.top_k, args.limit)
-    for lang, cs in cases.items():
-        print(f"{lang}: {len(cs)} questions, gold answer in the untrimmed top-{args.top_k} for "
-              f"{sum(c.baseline_hit for c in cs)} ({100 * sum(c.baseline_hit for c in cs) / len(cs):.1f}%)")
-    print(f"retrieval done in {time.perf_counter() - started:.0f}s\n")
+    sets = cached_cases(args.datasets, args.top_k, args.limit, args.fresh)
+    for name, (cases, _) in sets.items():
+        base = sum(c.baseline_hit for c in cases)
+        print(f"{name}: {len(cases)} questions, answer in the untrimmed top-{args.top_k} for {base} "
+              f"({100 * base / len(cases):.1f}%)")
+    print(f"retrieval done in {time.perf_counter() - started:.0f}s")
 
-    print_curves(cases)
+    defaults = resolve_trim_params()
+    print(f"\ncurrent settings {asdict(defaults)}")
+    for name, (cases, hit) in sets.items():
+        keep, cut = evaluate(cases, hit, defaults)
+        print(f"  {name}: retention {keep:.1f}%, cut {cut:.1f}% (exact {exact_reduction(cases, defaults):.1f}%)")
+
     report = {}
     for family, settings_list in grid().items():
         rows = []
         for params in settings_list:
-            en, es = evaluate(cases["en"], params), evaluate(cases["es"], params)
-            rows.append({"params": params.__dict__, "en": en, "es": es})
-        ok = [r for r in rows if min(r["en"][0], r["es"][0]) >= args.floor]
-        best = max(ok, key=lambda r: min(r["en"][1], r["es"][1]), default=None)
+            rows.append({"params": asdict(params),
+                         **{name: evaluate(cases, hit, params) for name, (cases, hit) in sets.items()}})
+        ok = [r for r in rows if all(r[name][0] >= floor_for(name, args) for name in sets)]
+        best = max(ok, key=lambda r: min(r[name][1] for name in sets), default=None)
         report[family] = {"rows": rows, "best": best}
-        print(f"== {family}")
-        print(f"{'threshold':>9} {'win':>3} {'rel':>5} {'drop':>5} | {'EN keep':>7} {'EN cut':>6} | "
-              f"{'ES keep':>7} {'ES cut':>6}")
-        for r in sorted(rows, key=lambda r: -min(r["en"][1], r["es"][1])):
-            p = r["params"]
-            if min(r["en"][0], r["es"][0]) < args.floor - 3:
-                continue
-            mark = " <= best" if r is best else ""
-            print(f"{p['threshold']:>9.2f} {p['window']:>3} {p['relative_margin'] or '-':>5} "
-                  f"{p['drop_margin'] or '-':>5} | {r['en'][0]:>6.1f}% {r['en'][1]:>5.1f}% | "
-                  f"{r['es'][0]:>6.1f}% {r['es'][1]:>5.1f}%{mark}")
-        print()
+        print(f"\n== {family}: {len(rows)} settings, {len(ok)} keep the floors")
+        for r in sorted(ok, key=lambda r: -min(r[name][1] for name in sets))[:8]:
+            cells = " | ".join(f"{name} {r[name][0]:.1f}/{r[name][1]:.1f}" for name in sets)
+            print(f"  {json.dumps({k: v for k, v in r['params'].items() if v is not None})}: {cells}")
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps(report, indent=1))
+    print()
     for family, data in report.items():
         best = data["best"]
-        if best:
-            params = TrimParams(**best["params"])
-            exact = {lang: exact_reduction(cases[lang], params) for lang in ("en", "es")}
-            print(f"best at >= {args.floor}% in both languages, {family}: {best['params']} -> EN keep "
-                  f"{best['en'][0]:.1f}% cut {best['en'][1]:.1f}% (exact {exact['en']:.1f}%), ES keep "
-                  f"{best['es'][0]:.1f}% cut {best['es'][1]:.1f}% (exact {exact['es']:.1f}%)")
-        else:
-            print(f"{family}: no setting reaches {args.floor}% in both languages")
-    print(f"\n{time.perf_counter() - started:.0f}s; full curve in {args.output}")
+        if not best:
+            print(f"{family}: no setting keeps the floors everywhere")
+            continue
+        params = TrimParams(**best["params"])
+        cells = ", ".join(f"{name} keep {best[name][0]:.1f}% cut {best[name][1]:.1f}% "
+                          f"(exact {exact_reduction(sets[name][0], params):.1f}%)" for name in sets)
+        print(f"best, {family}: {best['params']}\n    {cells}")
+    print(f"\n{time.perf_counter() - started:.0f}s; every row in {args.output}")
 
 
 if __name__ == "__main__":
