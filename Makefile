@@ -6,6 +6,10 @@ PORT ?= 8000
 
 .PHONY: venv run test worker migrate
 
+# DEBUG defaults to false in settings; development and the suite turn it on here.
+run worker migrate: export DEBUG ?= true
+test: export DEBUG = true
+
 $(BIN)/.installed: requirements.txt requirements-dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
