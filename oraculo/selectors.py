@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -11,13 +12,17 @@ from django.db.models import Q
 from biblioteca.embeddings import configured_model_name
 from biblioteca.selectors import pgvector_version
 from oraculo.llm import llm_configured
-from oraculo.models import OraculoQuery, WidgetKey
+from oraculo.models import WidgetKey
 
 logger = logging.getLogger(__name__)
 
 
+WIDGET_KEY_FORMAT = re.compile(r"wk_[A-Za-z0-9_-]{1,61}")
+
+
 def widget_key_get_active(*, key: str) -> WidgetKey | None:
-    if not key:
+    """The active key with this value; a value no key could have (a NUL byte, say) is not even looked up."""
+    if not WIDGET_KEY_FORMAT.fullmatch(key or ""):
         return None
     return WidgetKey.objects.filter(key=key, is_active=True).first()
 
@@ -30,10 +35,6 @@ def origin_allowed_by_any_key(*, origin: str) -> bool:
     return WidgetKey.objects.filter(
         Q(allowed_origins__contains=[origin]) | Q(allowed_origins__contains=[origin + "/"]), is_active=True,
     ).exists()
-
-
-def query_get(*, query_id: int) -> OraculoQuery | None:
-    return OraculoQuery.objects.filter(pk=query_id).first()
 
 
 @dataclass(frozen=True)
