@@ -12,6 +12,7 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
+from django.utils.crypto import constant_time_compare, salted_hmac
 
 from biblioteca.retrieval import RetrievedChunk
 from oraculo.models import AnswerMode, OraculoQuery, WidgetKey
@@ -21,12 +22,19 @@ class FeedbackError(Exception):
     """Feedback that may not be recorded."""
 
 
-class FeedbackNotAllowed(FeedbackError):
-    """Only whoever asked (the same widget key or the same user) may judge the answer."""
+class FeedbackQueryNotFound(FeedbackError):
+    """No such query, no token, a wrong token or another caller's query: one answer for all, so nobody learns
+    which query ids exist."""
 
 
 class FeedbackAlreadyGiven(FeedbackError):
     """Feedback is accepted once per query, so a widget cannot stuff the ballot."""
+
+
+def query_feedback_token(*, query_id: int) -> str:
+    """The token /ask hands to whoever asked: widget keys are public, so only this proves the right to judge
+    the answer. An HMAC of the id with SECRET_KEY, so nothing more is stored."""
+    return salted_hmac("oraculo.query-feedback", str(query_id), algorithm="sha256").hexdigest()
 
 
 def query_log_create(*, question: str, app: str | None, source_type: str | None, answer: str,
@@ -46,15 +54,19 @@ def query_log_create(*, question: str, app: str | None, source_type: str | None,
     )
 
 
-def query_feedback_record(*, query: OraculoQuery, helpful: bool, comment: str = "",
+def query_feedback_record(*, query_id: int, token: str, helpful: bool, comment: str = "",
                           widget_key: WidgetKey | None = None, user: AbstractBaseUser | None = None
                           ) -> OraculoQuery:
-    """Store whether the answer helped; once, and only from the key or user that asked."""
-    asked_by_key = query.widget_key_id is not None and widget_key is not None and query.widget_key_id == widget_key.pk
-    asked_by_user = (query.user_id is not None and user is not None and user.is_authenticated
-                     and query.user_id == user.pk)
-    if not (asked_by_key or asked_by_user):
-        raise FeedbackNotAllowed("Only the widget key or user that asked this question may give feedback on it.")
+    """Store whether the answer helped; once, and only with the query's feedback token, from the key or user
+    that asked."""
+    query = OraculoQuery.objects.filter(pk=query_id).first()
+    asked_by_key = (query is not None and query.widget_key_id is not None and widget_key is not None
+                    and query.widget_key_id == widget_key.pk)
+    asked_by_user = (query is not None and query.user_id is not None and user is not None
+                     and user.is_authenticated and query.user_id == user.pk)
+    if not (token and constant_time_compare(token, query_feedback_token(query_id=query_id))
+            and (asked_by_key or asked_by_user)):
+        raise FeedbackQueryNotFound("No query with this id and feedback token.")
     now = timezone.now()
     updated = OraculoQuery.objects.filter(pk=query.pk, feedback_at__isnull=True).update(
         helpful=helpful, feedback_comment=comment, feedback_at=now)

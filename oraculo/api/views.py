@@ -5,15 +5,15 @@ import logging
 
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
 from rest_framework import status
-from rest_framework.authentication import SessionAuthentication, TokenAuthentication
-from rest_framework.exceptions import APIException, NotAuthenticated, NotFound, PermissionDenied
-from rest_framework.parsers import JSONParser
+from rest_framework.authentication import SessionAuthentication
+from rest_framework.exceptions import APIException, NotAuthenticated, NotFound, PermissionDenied, Throttled
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from biblioteca.embeddings import EmbeddingError
+from config.doors import JSONParser, TokenAuthentication
 from oraculo import actions
 from oraculo.answering import AppNotAllowed, ask
 from oraculo.api.authentication import WidgetKeyAuthentication, widget_key_of
@@ -27,8 +27,8 @@ from oraculo.api.serializers import (
     HealthSerializer,
     OraculoErrorSerializer,
 )
-from oraculo.api.throttling import ClientIPRateThrottle, WidgetKeyRateThrottle
-from oraculo.selectors import health_check, query_get
+from oraculo.api.throttling import ClientIPRateThrottle, WidgetKeyDailyQuota, WidgetKeyRateThrottle
+from oraculo.selectors import health_check
 
 logger = logging.getLogger(__name__)
 
@@ -38,7 +38,8 @@ ERROR_RESPONSES = {
     400: OpenApiResponse(VALIDATION_ERROR_SCHEMA, description="Invalid body: messages per field."),
     401: OpenApiResponse(ERROR, description="No credential, or an unknown or inactive widget key."),
     403: OpenApiResponse(ERROR, description="Origin not allowed for the key, or not allowed to do this."),
-    429: OpenApiResponse(ERROR, description="Rate limit of the key or of the client IP; see Retry-After."),
+    429: OpenApiResponse(ERROR, description="Rate limit of the client IP or of the key, or the key's daily quota; "
+                                            "see Retry-After."),
 }
 CALLER_AUTHENTICATION = [WidgetKeyAuthentication, SessionAuthentication, TokenAuthentication]
 
@@ -63,8 +64,15 @@ class CallerAPIView(APIView):
 
     authentication_classes = CALLER_AUTHENTICATION
     permission_classes = [IsWidgetKeyStaffOrToken, WidgetKeyOriginAllowed]
-    throttle_classes = [WidgetKeyRateThrottle, ClientIPRateThrottle]
+    throttle_classes = [ClientIPRateThrottle, WidgetKeyRateThrottle, WidgetKeyDailyQuota]
     parser_classes = [JSONParser]
+
+    def check_throttles(self, request: Request) -> None:
+        """In order, stopping at the first refusal: DRF runs every throttle, so a request that the per-IP limit
+        refuses would still use up the key's rate and quota for every other visitor."""
+        for throttle in self.get_throttles():
+            if not throttle.allow_request(request, self):
+                raise Throttled(throttle.wait(), detail=getattr(throttle, "detail", None))
 
     def permission_denied(self, request: Request, message=None, code=None):
         if request.authenticators and not request.successful_authenticator:
@@ -103,24 +111,23 @@ class QueryFeedbackView(CallerAPIView):
     @extend_schema(
         operation_id="query_feedback", tags=TAGS, request=FeedbackSerializer,
         summary="Say whether an answer helped",
-        description="Accepted once per query, and only from the widget key or user that asked it.",
+        description="Accepted once per query, with the `feedback_token` that /ask returned, from the widget key "
+                    "or user that asked it.",
         responses={200: FeedbackRecordedSerializer, **ERROR_RESPONSES,
-                   404: OpenApiResponse(ERROR, description="No query with this id."),
+                   404: OpenApiResponse(ERROR, description="No query with this id and feedback token (missing, "
+                                                           "wrong, or another caller's: all the same)."),
                    409: OpenApiResponse(ERROR, description="Feedback on this query was already recorded.")},
     )
     def post(self, request: Request, query_id: int) -> Response:
-        query = query_get(query_id=query_id)
-        if query is None:
-            raise NotFound(f"No query with id {query_id}.")
         serializer = FeedbackSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
         try:
             query = actions.query_feedback_record(
-                query=query, helpful=serializer.validated_data["helpful"],
-                comment=serializer.validated_data.get("comment", ""),
-                widget_key=widget_key_of(request), user=request.user)
-        except actions.FeedbackNotAllowed as exc:
-            raise PermissionDenied(str(exc)) from exc
+                query_id=query_id, token=data.get("feedback_token", ""), helpful=data["helpful"],
+                comment=data.get("comment", ""), widget_key=widget_key_of(request), user=request.user)
+        except actions.FeedbackQueryNotFound as exc:
+            raise NotFound(str(exc)) from exc
         except actions.FeedbackAlreadyGiven as exc:
             raise Conflict(str(exc)) from exc
         return Response(FeedbackRecordedSerializer(query).data)

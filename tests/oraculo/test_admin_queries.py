@@ -9,7 +9,7 @@ from django.contrib import admin
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
-from oraculo.actions import query_feedback_record, query_log_create
+from oraculo.actions import query_feedback_record, query_feedback_token, query_log_create
 from oraculo.admin import OraculoQueryAdmin
 from oraculo.admin_eval import EvalAdminMixin
 from oraculo.models import OraculoQuery, WidgetKey
@@ -36,10 +36,12 @@ def queries(key):
     user = get_user_model().objects.create_user("ana", is_staff=True)
     helpful = logged("How do I reset my password?", answer_mode="llm", llm_model="fake-chat-1", widget_key=key,
                      trimmed=True, trim_params={"threshold": 0.8})
-    query_feedback_record(query=helpful, helpful=True, widget_key=key)
+    query_feedback_record(query_id=helpful.pk, token=query_feedback_token(query_id=helpful.pk), helpful=True,
+                          widget_key=key)
     unhelpful = logged("¿Cómo borro mi cuenta?", app="shop", source_type="es", user=user,
                        llm_error="the LLM answered HTTP 500")
-    query_feedback_record(query=unhelpful, helpful=False, user=user, comment="wrong")
+    query_feedback_record(query_id=unhelpful.pk, token=query_feedback_token(query_id=unhelpful.pk), helpful=False,
+                          user=user, comment="wrong")
     silent = logged("Where are my invoices?", widget_key=key)
     old = logged("An old question", widget_key=key)
     OraculoQuery.objects.filter(pk=old.pk).update(created_at=timezone.now() - timedelta(days=400))

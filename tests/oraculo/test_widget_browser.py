@@ -26,7 +26,7 @@ CORS = {"Access-Control-Allow-Origin": SITE, "Access-Control-Allow-Headers": "co
         "Access-Control-Allow-Methods": "POST, OPTIONS", "Access-Control-Expose-Headers": "Retry-After"}
 
 ANSWER = {
-    "query_id": 41, "answer_mode": "llm",
+    "query_id": 41, "feedback_token": "f" * 64, "answer_mode": "llm",
     "answer": "Open the sign-in page and click \"Forgot password\" [1]. The link expires after 30 minutes [2] [9].",
     "sources": [
         {"id": 7, "title": "Managing your account", "heading_path": ["# Managing your account", "## Resetting your password"],
@@ -288,7 +288,7 @@ def test_negative_feedback_then_thanks_and_spanish_strings(page):
     page.get_by_role("button", name="No, no me ha sido útil").click()
     page.get_by_text("¡Gracias por tu opinión!").wait_for()
     assert site.requests[-1]["url"] == f"{SERVER}/api/v1/queries/41/feedback"
-    assert site.requests[-1]["body"] == {"helpful": False}
+    assert site.requests[-1]["body"] == {"helpful": False, "feedback_token": "f" * 64}
     assert page.get_by_role("button", name="Sí, me ha sido útil").is_disabled()
 
 
