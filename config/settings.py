@@ -148,6 +148,7 @@ CORS_EXPOSE_HEADERS = ["Retry-After"]
 # Biblioteca: chunking and embeddings
 CHUNK_SIZE = env.int("CHUNK_SIZE", default=500)
 CHUNK_OVERLAP = env.int("CHUNK_OVERLAP", default=50)
+INGEST_MAX_FILE_BYTES = env.int("INGEST_MAX_FILE_BYTES", default=2 * 1024 * 1024)
 EMBEDDING_BACKEND = env.str("EMBEDDING_BACKEND", default="local")
 EMBEDDING_MODEL = env.str("EMBEDDING_MODEL", default="multilingual-e5-small")
 EMBEDDING_BASE_URL = env.str("EMBEDDING_BASE_URL", default="")
