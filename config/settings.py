@@ -188,6 +188,8 @@ LLM_API_KEY = env.str("LLM_API_KEY", default="")
 LLM_TIMEOUT = env.float("LLM_TIMEOUT", default=20.0)
 LLM_MAX_RETRIES = env.int("LLM_MAX_RETRIES", default=1)
 LLM_MAX_TOKENS = env.int("LLM_MAX_TOKENS", default=600)
+# Cut there whatever the server sends (some ignore max_tokens); the query log records the cut.
+LLM_MAX_ANSWER_CHARS = env.int("LLM_MAX_ANSWER_CHARS", default=6000)
 
 # Evaluation runs
 EVAL_MAX_ACTIVE_RUNS_PER_USER = env.int("EVAL_MAX_ACTIVE_RUNS_PER_USER", default=2)

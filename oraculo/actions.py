@@ -41,7 +41,7 @@ def query_log_create(*, question: str, app: str | None, source_type: str | None,
                      answer_mode: AnswerMode | str, chunks: Sequence[RetrievedChunk], trimmed: bool,
                      trim_params: Mapping | None, tokens_before: int, tokens_in_context: int,
                      latency_ms: Mapping[str, float | None], llm_model: str = "", llm_error: str = "",
-                     widget_key: WidgetKey | None = None, user: AbstractBaseUser | None = None,
+                     answer_truncated: bool = False, widget_key: WidgetKey | None = None, user: AbstractBaseUser | None = None,
                      page_url: str = "") -> OraculoQuery:
     """Log one answered question with what is needed to replay and judge it."""
     return OraculoQuery.objects.create(
@@ -49,7 +49,7 @@ def query_log_create(*, question: str, app: str | None, source_type: str | None,
         answer_mode=answer_mode, chunk_ids=[c.chunk_id for c in chunks],
         chunk_scores=[round(c.score, 4) for c in chunks], trimmed=trimmed, trim_params=dict(trim_params or {}),
         tokens_before=tokens_before, tokens_in_context=tokens_in_context, latency_ms=dict(latency_ms),
-        llm_model=llm_model, llm_error=llm_error, widget_key=widget_key,
+        llm_model=llm_model, llm_error=llm_error, answer_truncated=answer_truncated, widget_key=widget_key,
         user=user if user is not None and user.is_authenticated else None, page_url=page_url or "",
     )
 

@@ -1,7 +1,8 @@
 """A small OpenAI-compatible chat server on 127.0.0.1, so tests drive the real `openai` client over HTTP.
 
 Modes: "ok" answers citing [1] and echoing passage [1]'s first line (proof the context was sent), "slow"
-sleeps past the client's timeout, "error" answers HTTP 500, "empty" answers with no content. Every request
+sleeps past the client's timeout, "error" answers HTTP 500, "empty" answers with no content, "endless" ignores
+max_tokens and answers a megabyte, "leaky" refuses with a 401 that echoes the key it was sent. Every request
 is recorded.
 """
 from __future__ import annotations
@@ -69,6 +70,12 @@ class FakeLLM:
                     return self._send(200, self._completion(body, "too late"))
                 if fake.mode == "error":
                     return self._send(500, {"error": {"message": "the model crashed", "type": "server_error"}})
+                if fake.mode == "leaky":
+                    key = headers.get("authorization", "").removeprefix("Bearer ")
+                    return self._send(401, {"error": {"message": f"Incorrect API key provided: {key}",
+                                                      "type": "invalid_request_error"}})
+                if fake.mode == "endless":
+                    return self._send(200, self._completion(body, "All work and no play. [1] " * 40_000))
                 content = "" if fake.mode == "empty" else fake.answer_for(body.get("messages", []))
                 return self._send(200, self._completion(body, content))
 
