@@ -24,6 +24,7 @@ migrate: venv
 ## The product on the embedded database (or DATABASE_URL): migrate, superuser, ingest docs/, worker + web server.
 run: migrate
 	$(BIN)/python manage.py ensure_superuser
+	$(BIN)/python manage.py demo_widget_key --origin http://$(HOST):$(PORT) --origin http://localhost:$(PORT)
 	$(BIN)/python manage.py ingest_docs docs/ --app guide --source-type guide
 	$(BIN)/python manage.py collectstatic --no-input --verbosity 0
 	$(BIN)/python manage.py db_worker & worker=$$!; \

@@ -15,7 +15,7 @@ from django.utils import timezone
 from django.utils.crypto import constant_time_compare, salted_hmac
 
 from biblioteca.retrieval import RetrievedChunk
-from oraculo.models import AnswerMode, OraculoQuery, WidgetKey
+from oraculo.models import DEMO_KEY_NAME, AnswerMode, OraculoQuery, WidgetKey, origin_problem
 
 
 class FeedbackError(Exception):
@@ -86,19 +86,22 @@ def queries_purge(*, older_than: timedelta, dry_run: bool = False, now: datetime
     return per_model.get(OraculoQuery._meta.label, 0)
 
 
-DEMO_KEY_NAME = "Demo page"
+class InvalidOrigin(ValueError):
+    """Not a browser origin such as https://www.example.com."""
 
 
-def demo_widget_key(*, origin: str) -> WidgetKey:
-    """The demo page's widget key for the demo app, created on first use, allowing `origin`.
-    """
-    app = settings.DEMO_APP
-    key, _ = WidgetKey.objects.get_or_create(name=DEMO_KEY_NAME, app=app, defaults={"allowed_origins": [origin]})
-    if key.allows_origin(origin):
-        return key
-    with transaction.atomic():
-        key = WidgetKey.objects.select_for_update().get(pk=key.pk)
-        if not key.allows_origin(origin):
-            key.allowed_origins = [*key.allowed_origins, origin]
-            key.save(update_fields=["allowed_origins"])
-    return key
+@transaction.atomic
+def demo_widget_key_ensure(*, origins: Sequence[str]) -> tuple[WidgetKey, bool]:
+    """The demo page's key for DEMO_APP, created if missing, allowing `origins` as well as those it had; whether
+    it was created. Run by `manage.py demo_widget_key` (which `make run` calls): the page itself never writes,
+    and an origin comes from the operator, never from a request's Host header."""
+    for origin in origins:
+        if problem := origin_problem(origin):
+            raise InvalidOrigin(problem)
+    key, created = WidgetKey.objects.select_for_update().get_or_create(
+        name=DEMO_KEY_NAME, app=settings.DEMO_APP, defaults={"allowed_origins": []})
+    wanted = list(dict.fromkeys([*key.allowed_origins, *(o.rstrip("/") for o in origins)]))
+    if created or wanted != key.allowed_origins:
+        key.allowed_origins = wanted
+        key.save(update_fields=["allowed_origins"])
+    return key, created

@@ -65,10 +65,10 @@ class OraculoQueryAdmin(EvalAdminMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
 
 @admin.register(WidgetKey)
 class WidgetKeyAdmin(admin.ModelAdmin):
-    list_display = ["name", "app", "key", "origins", "rate_limit", "is_active", "created_at"]
+    list_display = ["name", "app", "key", "origins", "rate_limit", "daily_quota", "is_active", "created_at"]
     list_filter = ["app", "is_active"]
     search_fields = ["name", "key", "app"]
-    fields = ["name", "app", "key", "allowed_origins", "rate_limit", "is_active", "created_at"]
+    fields = ["name", "app", "key", "allowed_origins", "rate_limit", "daily_quota", "is_active", "created_at"]
     readonly_fields = ["key", "created_at"]
 
     @admin.display(description="allowed origins")

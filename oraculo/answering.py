@@ -68,6 +68,8 @@ def extractive_answer(*, question: str, chunks: Sequence[RetrievedChunk]) -> str
 def resolve_app(*, app: str | None, widget_key: WidgetKey | None) -> str | None:
     if widget_key is None:
         return app or None
+    if not widget_key.app:
+        raise AppNotAllowed("This widget key has no app, so it answers nothing; give it one in the admin.")
     if app and app != widget_key.app:
         raise AppNotAllowed(f"This widget key answers questions about app '{widget_key.app}' only, "
                             f"not '{app}'.")

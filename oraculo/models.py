@@ -14,7 +14,7 @@ def new_public_key() -> str:
     return "wk_" + secrets.token_urlsafe(18)
 
 
-_HOST = re.compile(r"[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*|\[[0-9a-f:.]+\]", re.IGNORECASE)
+_HOST = re.compile(r"[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*|[0-9a-f.]*:[0-9a-f:.]*", re.IGNORECASE)
 
 
 def origin_problem(origin: object) -> str | None:
@@ -33,6 +33,9 @@ def origin_problem(origin: object) -> str | None:
             or parts.path or parts.query or parts.fragment or parts.username or parts.password):
         return f"{origin!r} is not an origin such as https://www.example.com (scheme and host, no path)"
     return None
+
+
+DEMO_KEY_NAME = "Demo page"
 
 
 class WidgetKey(models.Model):

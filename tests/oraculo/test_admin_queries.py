@@ -124,11 +124,11 @@ def test_widget_keys_are_listed_with_their_key_and_editable(admin_client, key):
     assert key.key in admin_client.get(change_url).content.decode()
     response = admin_client.post(change_url, {
         "name": "help site", "app": "guide2", "allowed_origins": '["https://a.example.com", "https://b.example.com"]',
-        "rate_limit": "10/min", "is_active": "",
+        "rate_limit": "10/min", "daily_quota": 500, "is_active": "",
     })
     assert response.status_code == 302, response.content.decode()[:2000]
     key.refresh_from_db()
-    assert key.app == "guide2" and key.rate_limit == "10/min" and key.is_active is False
+    assert key.app == "guide2" and key.rate_limit == "10/min" and key.is_active is False and key.daily_quota == 500
     assert key.allowed_origins == ["https://a.example.com", "https://b.example.com"]
 
 
@@ -138,6 +138,7 @@ def test_widget_key_admin_validates(admin_client):
     assert response.status_code == 200
     assert "Write it as N/sec, N/min, N/hour or N/day." in response.content.decode()
     created = admin_client.post("/admin/oraculo/widgetkey/add/", {
-        "name": "good", "app": "guide", "allowed_origins": "[]", "rate_limit": "5/sec", "is_active": "on"})
+        "name": "good", "app": "guide", "allowed_origins": "[]", "rate_limit": "5/sec", "daily_quota": 1000,
+        "is_active": "on"})
     assert created.status_code == 302
     assert WidgetKey.objects.get(name="good").key.startswith("wk_")

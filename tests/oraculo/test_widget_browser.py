@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 import pytest
+from django.core.management import call_command
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -125,6 +126,7 @@ def test_demo_page_question_answer_and_feedback_end_to_end(page, live_server, se
     from oraculo.models import OraculoQuery, WidgetKey
 
     settings.DEMO_APP = "guide"
+    call_command("demo_widget_key", "--origin", live_server.url)
     report = directory_ingest(paths=[FIXTURE_DOCS / "en"], app="guide", source_type="en",
                               url_prefix="https://docs.example.com/en")
     assert not report.failed, report.failed
@@ -170,6 +172,7 @@ def test_demo_page_question_answer_and_feedback_end_to_end(page, live_server, se
 
 @pytest.mark.django_db(transaction=True)
 def test_demo_page_keyboard_and_spanish(page, live_server):
+    call_command("demo_widget_key", "--origin", live_server.url)
     page.goto(f"{live_server.url}/?lang=es")
     toggle = page.get_by_role("button", name="Ayuda", exact=True)
     toggle.focus()
