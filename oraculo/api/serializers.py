@@ -99,10 +99,10 @@ class HealthLLMSerializer(serializers.Serializer):
 
 class HealthSerializer(serializers.Serializer):
     status = serializers.ChoiceField(choices=["ok", "unavailable"])
-    database = HealthDatabaseSerializer()
-    pgvector = HealthPgvectorSerializer()
-    embedder = HealthEmbedderSerializer()
-    llm = HealthLLMSerializer()
+    database = HealthDatabaseSerializer(required=False, help_text="Staff only.")
+    pgvector = HealthPgvectorSerializer(required=False, help_text="Staff only.")
+    embedder = HealthEmbedderSerializer(required=False, help_text="Staff only.")
+    llm = HealthLLMSerializer(required=False, help_text="Staff only.")
 
 
 class OraculoErrorSerializer(serializers.Serializer):

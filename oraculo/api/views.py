@@ -134,26 +134,29 @@ class QueryFeedbackView(CallerAPIView):
 
 
 class HealthView(APIView):
-    """Public and unauthenticated, so load balancers can probe it; it never embeds nor calls the LLM."""
+    """Public and unauthenticated, so load balancers can probe it; it never embeds nor calls the LLM. Anonymous
+    callers learn only ok/unavailable: versions and model names help an attacker more than a load balancer."""
 
-    authentication_classes: list = []
+    authentication_classes = [SessionAuthentication, TokenAuthentication]
     permission_classes = [AllowAny]
     throttle_classes: list = []
 
     @extend_schema(
-        operation_id="health", tags=TAGS, auth=[], summary="Is the service able to answer?",
+        operation_id="health", tags=TAGS, summary="Is the service able to answer?",
+        description="Anyone gets `status`; staff also get the database, pgvector, embedder and LLM details.",
         responses={200: HealthSerializer,
                    503: OpenApiResponse(HealthSerializer, description="The database or pgvector is unavailable.")},
     )
     def get(self, request: Request) -> Response:
         health = health_check()
-        body = {
-            "status": "ok" if health.ok else "unavailable",
-            "database": {"ok": health.database},
-            "pgvector": {"ok": bool(health.pgvector_version), "version": health.pgvector_version},
-            "embedder": {"backend": health.embedder_backend, "model": health.embedder_model,
-                         "dimensions": health.embedder_dimensions},
-            "llm": {"configured": health.llm_configured, "model": health.llm_model},
-        }
+        body = {"status": "ok" if health.ok else "unavailable"}
+        if request.user and request.user.is_staff:
+            body |= {
+                "database": {"ok": health.database},
+                "pgvector": {"ok": bool(health.pgvector_version), "version": health.pgvector_version},
+                "embedder": {"backend": health.embedder_backend, "model": health.embedder_model,
+                             "dimensions": health.embedder_dimensions},
+                "llm": {"configured": health.llm_configured, "model": health.llm_model},
+            }
         return Response(HealthSerializer(body).data,
                         status=status.HTTP_200_OK if health.ok else status.HTTP_503_SERVICE_UNAVAILABLE)
