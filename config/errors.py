@@ -11,7 +11,7 @@ URL_PASSWORD = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)(?P<userinfo>[^/@\s'
 
 def url_credentials_hidden(text: str) -> str:
     """`scheme://user:pass@host` -> `scheme://********@host`."""
-    return URL_PASSWORD.sub(lambda m: f"{m['scheme']}{SafeExceptionReporterFilter.cleansed_substitute}@", text)
+    return URL_PASSWORD.sub(lambda m: f"{m['scheme']}{SafeExceptionReporterFilter.cleansed_substitute}@", str(text))
 
 
 class CredentialHidingFilter(SafeExceptionReporterFilter):
@@ -19,9 +19,9 @@ class CredentialHidingFilter(SafeExceptionReporterFilter):
 
     def cleanse_setting(self, key, value):
         value = super().cleanse_setting(key, value)
-        return url_credentials_hidden(value) if isinstance(value, str) else value
+        return url_credentials_hidden(value) if type(value) is str else value
 
     def get_traceback_frame_variables(self, request, tb_frame):
         """Local strings, dicts and lists get the settings' treatment too (a connection's `password` key, a URL)."""
-        return [(name, self.cleanse_setting(name, value) if isinstance(value, (str, dict, list, tuple)) else value)
+        return [(name, self.cleanse_setting(name, value) if type(value) in (str, dict, list, tuple) else value)
                 for name, value in super().get_traceback_frame_variables(request, tb_frame)]
