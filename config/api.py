@@ -25,11 +25,17 @@ class ServiceError(Exception):
 
 
 def exception_handler(exc, context):
-    """DRF's errors as they are, ServiceErrors with their status, and a lost database connection (and only
-    that) as a JSON 503."""
+    """DRF's errors as they are, ServiceErrors with their status, and a failed embedding model or a lost
+    database connection (and only that, of database errors) as a JSON 503."""
+    from biblioteca.embeddings import EmbeddingError
+
     response = drf_exception_handler(exc, context)
     if response is not None:
         return response
+    if isinstance(exc, EmbeddingError):
+        logger.exception("embedding failed in %s", context.get("view"))
+        return Response({"detail": "The embedding model is unavailable. Try again shortly."},
+                        status=status.HTTP_503_SERVICE_UNAVAILABLE)
     if isinstance(exc, ServiceError):
         headers = {"Retry-After": str(exc.retry_after)} if exc.retry_after else None
         return Response({"detail": str(exc)}, status=exc.status_code, headers=headers)

@@ -77,7 +77,30 @@ def _claim(*, run_id: int) -> int | None:
             EvalRun.Status.RUNNING, now, now, 0, "")
         run.attempt += 1
         run.save(update_fields=["status", "started_at", "heartbeat_at", "progress", "error", "attempt"])
+        _watch_later(run_id=run.pk, attempt=run.attempt, after=now)
         return run.attempt
+
+
+def _watch_later(*, run_id: int, attempt: int, after) -> None:
+    from oraculo.tasks import eval_run_watchdog_task
+
+    run_after = after + _stalled_after() + timedelta(seconds=1)
+    eval_run_watchdog_task.using(run_after=run_after).enqueue(run_id=run_id, attempt=attempt)
+
+
+def eval_run_watch(*, run_id: int, attempt: int) -> None:
+    """The watchdog of one attempt: if that attempt still runs but its worker went silent (killed, say), the run
+    is queued again, without anyone asking; while it shows signs of life, look again later."""
+    with transaction.atomic():
+        run = EvalRun.objects.select_for_update().filter(pk=run_id, attempt=attempt,
+                                                         status=EvalRun.Status.RUNNING).first()
+        if run is None:
+            return  # finished, failed, or already queued again: a new attempt has its own watchdog
+        if _is_stalled(run, _stalled_after()):
+            logger.warning("evaluation run %s went silent in attempt %s; queued again", run_id, attempt)
+            _requeue_locked(run)
+        else:
+            _watch_later(run_id=run_id, attempt=attempt, after=run.heartbeat_at or timezone.now())
 
 
 def eval_run_execute(*, run_id: int) -> None:
@@ -154,8 +177,9 @@ def eval_run_requeue(*, run_id: int, stalled_after: timedelta | None = None) -> 
 
 
 def eval_runs_requeue_stalled(*, stalled_after: timedelta | None = None) -> list[int]:
-    """Queue again, without anyone asking, every running run whose worker went silent (killed, say); called
-    whenever a run is created, a worker starts one, or a run is read. Returns their ids."""
+    """Queue again every running run whose worker went silent (killed, say): the watchdog does it for each
+    attempt; this sweep also runs whenever a run is created, a worker starts one, or a run is read (runs
+    claimed before the watchdog existed). Returns their ids."""
     stalled_after = stalled_after or _stalled_after()
     cutoff = timezone.now() - stalled_after
     candidates = list(EvalRun.objects.filter(status=EvalRun.Status.RUNNING).filter(

@@ -1,8 +1,6 @@
 """The Oráculo API: ask, give feedback on an answer, and health. Thin doors onto answering/actions/selectors."""
 from __future__ import annotations
 
-import logging
-
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.authentication import SessionAuthentication
@@ -12,7 +10,6 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from biblioteca.embeddings import EmbeddingError
 from config.doors import JSONParser, TokenAuthentication
 from oraculo import actions
 from oraculo.answering import AppNotAllowed, ask
@@ -30,8 +27,6 @@ from oraculo.api.serializers import (
 from oraculo.api.throttling import ClientIPRateThrottle, WidgetKeyDailyQuota, WidgetKeyRateThrottle
 from oraculo.selectors import health_check
 
-logger = logging.getLogger(__name__)
-
 TAGS = ["oraculo"]
 ERROR = OraculoErrorSerializer
 ERROR_RESPONSES = {
@@ -48,12 +43,6 @@ class Conflict(APIException):
     status_code = status.HTTP_409_CONFLICT
     default_detail = "The request conflicts with the current state."
     default_code = "conflict"
-
-
-class ServiceUnavailable(APIException):
-    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
-    default_detail = "The service is unavailable. Try again shortly."
-    default_code = "unavailable"
 
 
 class CallerAPIView(APIView):
@@ -101,9 +90,6 @@ class AskView(CallerAPIView):
                          widget_key=widget_key_of(request), user=request.user, page_url=data.get("page_url", ""))
         except AppNotAllowed as exc:
             raise PermissionDenied(str(exc)) from exc
-        except EmbeddingError as exc:
-            logger.exception("embedding failed while answering")
-            raise ServiceUnavailable("The embedding model is unavailable. Try again shortly.") from exc
         return Response(AskResponseSerializer(result).data)
 
 

@@ -47,7 +47,7 @@ def test_the_worker_completes_the_run(library, monkeypatch):
     assert len(run.sweep["rows"]) == 4
     for row in run.results.all():
         assert set(row.variants) == {"baseline", "trim"} and not row.error
-    assert DBTaskResult.objects.get().status == "SUCCESSFUL"
+    assert DBTaskResult.objects.get(task_path="oraculo.tasks.eval_run_task").status == "SUCCESSFUL"
 
 
 @pytest.mark.django_db
@@ -170,3 +170,32 @@ def test_a_requeued_run_and_its_slow_original_worker_cannot_both_write(library, 
     assert run.status == EvalRun.Status.DONE and run.progress == 2 and not run.error
     rows = list(run.results.order_by("position"))
     assert len(rows) == 2 and all(set(r.variants) == {"baseline", "trim"} for r in rows)
+
+
+@pytest.mark.django_db
+def test_each_claim_leaves_a_watchdog_that_requeues_a_silent_attempt(library, monkeypatch, settings):
+    """No person, no new run: the watchdog task deferred at the claim finds the attempt silent and queues the
+    run again; a live attempt only gets its watchdog deferred once more."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from oraculo.eval_actions import _claim, eval_run_watch
+
+    settings.EVAL_STALLED_AFTER = 60
+    run = eval_run_create(questions=[LabelledQuestion("Q")], params=eval_params_build(app=library))
+    attempt = _claim(run_id=run.pk)
+    watchdog = DBTaskResult.objects.get(task_path="oraculo.tasks.eval_run_watchdog_task")
+    assert watchdog.args_kwargs["kwargs"] == {"run_id": run.pk, "attempt": attempt}
+    assert watchdog.run_after > timezone.now() + timedelta(seconds=59)
+
+    eval_run_watch(run_id=run.pk, attempt=attempt)  # alive: looks again later
+    assert EvalRun.objects.get(pk=run.pk).status == EvalRun.Status.RUNNING
+    assert DBTaskResult.objects.filter(task_path="oraculo.tasks.eval_run_watchdog_task").count() == 2
+
+    EvalRun.objects.filter(pk=run.pk).update(heartbeat_at=timezone.now() - timedelta(seconds=61))
+    eval_run_watch(run_id=run.pk, attempt=attempt)
+    run.refresh_from_db()
+    assert run.status == EvalRun.Status.QUEUED and run.attempt == attempt + 1
+    eval_run_watch(run_id=run.pk, attempt=attempt)  # a stale watchdog changes nothing
+    assert EvalRun.objects.get(pk=run.pk).attempt == attempt + 1
