@@ -22,6 +22,7 @@ class FakeLLM:
         self.mode = "ok"
         self.slow_seconds = slow_seconds
         self.requests: list[dict] = []
+        self.on_request = None  # called (once, then cleared) when a chat request arrives, before answering
         self._stop = threading.Event()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -41,6 +42,7 @@ class FakeLLM:
 
     def reset(self, mode: str = "ok") -> None:
         self.mode = mode
+        self.on_request = None
         self.requests.clear()
 
     @staticmethod
@@ -65,6 +67,9 @@ class FakeLLM:
                 fake.requests.append({"path": self.path, "headers": headers, "body": body})
                 if self.path.rstrip("/") != "/v1/chat/completions":
                     return self._send(404, {"error": {"message": "not found", "type": "invalid_request_error"}})
+                hook, fake.on_request = fake.on_request, None
+                if hook is not None:
+                    hook()
                 if fake.mode == "slow":
                     fake._stop.wait(fake.slow_seconds)
                     return self._send(200, self._completion(body, "too late"))
