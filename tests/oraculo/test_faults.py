@@ -189,8 +189,17 @@ def post(port: int, path: str, body: dict, token: str) -> tuple[int, dict]:
 
 
 @pytest.fixture
-def committed(django_db_blocker):
-    """Rows the other processes can see (committed), deleted afterwards."""
+def committed(library, django_db_blocker):
+    """Rows the other processes can see (committed), deleted afterwards. The library is ingested again first:
+    these tests use no transaction, so pytest-django runs them after the transactional ones, whose flush
+    empties the tables (ingesting unchanged files costs nothing when the library is still there)."""
+    from biblioteca.ingest import directory_ingest
+    from tests.conftest import FIXTURE_DOCS
+
+    with django_db_blocker.unblock():
+        for lang in ("en", "es"):
+            directory_ingest(paths=[FIXTURE_DOCS / lang], app=library, source_type=lang,
+                             url_prefix=f"https://docs.example.com/{lang}")
     made: list = []
 
     def make(factory):
