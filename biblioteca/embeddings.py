@@ -14,6 +14,8 @@ from functools import lru_cache
 import numpy as np
 from django.conf import settings
 
+from config.errors import url_credentials_hidden, url_for_messages
+
 
 class EmbeddingError(RuntimeError):
     """The embedding model failed or answered something unusable."""
@@ -56,7 +58,8 @@ class Embedder:
         except EmbeddingError:
             raise
         except Exception as exc:
-            raise EmbeddingError(f"{self.model_name} failed: {type(exc).__name__}: {exc}") from exc
+            message = f"{self.model_name} failed: {type(exc).__name__}: {exc}"
+            raise EmbeddingError(url_credentials_hidden(message)) from exc
 
     def _checked(self, vectors: np.ndarray, count: int) -> np.ndarray:
         try:
@@ -128,7 +131,8 @@ class OpenAIEmbedder(Embedder):
                 response = self._client.embeddings.create(model=self.model_name, input=batch,
                                                           encoding_format="float", extra_body=extra)
             except openai.OpenAIError as exc:
-                raise EmbeddingError(f"embedding request to {self._client.base_url} failed: {exc}") from exc
+                raise EmbeddingError(url_credentials_hidden(
+                    f"embedding request to {url_for_messages(self._client.base_url)} failed: {exc}")) from exc
             out.extend(item.embedding for item in sorted(response.data, key=lambda d: d.index))
         return np.asarray(out, dtype=np.float32)
 

@@ -3,6 +3,7 @@ URL such as postgres://user:secret@host or redis://:secret@host carries its pass
 from __future__ import annotations
 
 import re
+from urllib.parse import urlsplit, urlunsplit
 
 from django.views.debug import SafeExceptionReporterFilter
 
@@ -12,6 +13,16 @@ URL_PASSWORD = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)(?P<userinfo>[^/@\s'
 def url_credentials_hidden(text: str) -> str:
     """`scheme://user:pass@host` -> `scheme://********@host`."""
     return URL_PASSWORD.sub(lambda m: f"{m['scheme']}{SafeExceptionReporterFilter.cleansed_substitute}@", str(text))
+
+
+def url_for_messages(url: object) -> str:
+    """A base URL fit for an error message or a log: no `user:password@`, no query string (where some proxies
+    take the key)."""
+    parts = urlsplit(str(url))
+    netloc = parts.hostname or ""
+    if parts.port:
+        netloc = f"{netloc}:{parts.port}"
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
 class CredentialHidingFilter(SafeExceptionReporterFilter):

@@ -8,13 +8,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.template.loader import render_to_string
 
 from biblioteca.retrieval import RetrievedChunk
-from config.errors import url_credentials_hidden
+from config.errors import url_credentials_hidden, url_for_messages
 
 PROMPT_TEMPLATE = "oraculo/answer_prompt.txt"
 
@@ -28,16 +28,6 @@ class LLMAnswer:
     text: str
     model: str
     truncated: bool = False
-
-
-def url_for_messages(url: object) -> str:
-    """A base URL fit for an error message or a log: no `user:password@`, no query string (where some proxies
-    take the key)."""
-    parts = urlsplit(str(url))
-    netloc = parts.hostname or ""
-    if parts.port:
-        netloc = f"{netloc}:{parts.port}"
-    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
 def _without_credentials(message: str) -> str:
