@@ -41,7 +41,8 @@ def query_log_create(*, question: str, app: str | None, source_type: str | None,
                      answer_mode: AnswerMode | str, chunks: Sequence[RetrievedChunk], trimmed: bool,
                      trim_params: Mapping | None, tokens_before: int, tokens_in_context: int,
                      latency_ms: Mapping[str, float | None], llm_model: str = "", llm_error: str = "",
-                     answer_truncated: bool = False, widget_key: WidgetKey | None = None, user: AbstractBaseUser | None = None,
+                     answer_truncated: bool = False, widget_key: WidgetKey | None = None,
+                     user: AbstractBaseUser | None = None,
                      page_url: str = "") -> OraculoQuery:
     """Log one answered question with what is needed to replay and judge it."""
     return OraculoQuery.objects.create(

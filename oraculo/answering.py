@@ -105,6 +105,7 @@ def ask(question: str, *, app: str | None = None, source_type: str | None = None
         tokens_in_context=retrieval.tokens_in_context, latency_ms=latency, llm_model=model, llm_error=error,
         answer_truncated=truncated, widget_key=widget_key, user=user, page_url=page_url,
     )
-    return AskResult(query_id=query.pk, feedback_token=actions.query_feedback_token(query_id=query.pk), answer=answer, answer_mode=mode.value, sources=list(chunks),
+    return AskResult(query_id=query.pk, feedback_token=actions.query_feedback_token(query_id=query.pk),
+                     answer=answer, answer_mode=mode.value, sources=list(chunks),
                      trimmed=retrieval.trimmed, tokens_in_context=retrieval.tokens_in_context,
                      tokens_before=retrieval.tokens_before, latency_ms=latency, llm_model=model, llm_error=error)

@@ -14,7 +14,8 @@ def new_public_key() -> str:
     return "wk_" + secrets.token_urlsafe(18)
 
 
-_HOST = re.compile(r"[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*|[0-9a-f.]*:[0-9a-f:.]*", re.IGNORECASE)
+_LABEL = r"[a-z0-9]([a-z0-9-]*[a-z0-9])?"
+_HOST = re.compile(rf"{_LABEL}(\.{_LABEL})*|[0-9a-f.]*:[0-9a-f:.]*", re.IGNORECASE)  # a name, IPv4 or IPv6
 
 
 def origin_problem(origin: object) -> str | None:
