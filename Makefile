@@ -6,6 +6,10 @@ PORT ?= 8000
 
 .PHONY: venv run test worker migrate
 
+# DEBUG defaults to false in settings; development and the suite turn it on here.
+run worker migrate: export DEBUG ?= true
+test: export DEBUG = true
+
 $(BIN)/.installed: requirements.txt requirements-dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
@@ -20,6 +24,7 @@ migrate: venv
 ## The product on the embedded database (or DATABASE_URL): migrate, superuser, ingest docs/, worker + web server.
 run: migrate
 	$(BIN)/python manage.py ensure_superuser
+	$(BIN)/python manage.py demo_widget_key --origin http://$(HOST):$(PORT) --origin http://localhost:$(PORT)
 	$(BIN)/python manage.py ingest_docs docs/ --app guide --source-type guide
 	$(BIN)/python manage.py collectstatic --no-input --verbosity 0
 	$(BIN)/python manage.py db_worker & worker=$$!; \

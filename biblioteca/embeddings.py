@@ -14,6 +14,8 @@ from functools import lru_cache
 import numpy as np
 from django.conf import settings
 
+from config.errors import url_credentials_hidden, url_for_messages
+
 
 class EmbeddingError(RuntimeError):
     """The embedding model failed or answered something unusable."""
@@ -41,15 +43,29 @@ class Embedder:
             return np.zeros((0, self.dimensions), dtype=np.float32)
         self.calls += 1
         self.texts_embedded += len(texts)
-        return self._checked(self._embed(texts, is_query=False), len(texts))
+        return self._checked(self._embed_or_fail(texts, is_query=False), len(texts))
 
     def embed_query(self, text: str) -> np.ndarray:
         self.calls += 1
         self.texts_embedded += 1
-        return self._checked(self._embed([text], is_query=True), 1)[0]
+        return self._checked(self._embed_or_fail([text], is_query=True), 1)[0]
+
+    def _embed_or_fail(self, texts: list[str], *, is_query: bool):
+        """Whatever goes wrong inside a model or its client (a malformed answer, a bug) is an EmbeddingError,
+        the one failure callers handle."""
+        try:
+            return self._embed(texts, is_query=is_query)
+        except EmbeddingError:
+            raise
+        except Exception as exc:
+            message = f"{self.model_name} failed: {type(exc).__name__}: {exc}"
+            raise EmbeddingError(url_credentials_hidden(message)) from exc
 
     def _checked(self, vectors: np.ndarray, count: int) -> np.ndarray:
-        vectors = np.atleast_2d(np.asarray(vectors, dtype=np.float32))
+        try:
+            vectors = np.atleast_2d(np.asarray(vectors, dtype=np.float32))
+        except (TypeError, ValueError) as exc:
+            raise EmbeddingError(f"{self.model_name} returned something that is not vectors: {exc}") from exc
         if vectors.shape != (count, self.dimensions):
             raise EmbeddingError(
                 f"{self.model_name} returned vectors of shape {vectors.shape}, expected ({count}, {self.dimensions}); "
@@ -115,7 +131,8 @@ class OpenAIEmbedder(Embedder):
                 response = self._client.embeddings.create(model=self.model_name, input=batch,
                                                           encoding_format="float", extra_body=extra)
             except openai.OpenAIError as exc:
-                raise EmbeddingError(f"embedding request to {self._client.base_url} failed: {exc}") from exc
+                raise EmbeddingError(url_credentials_hidden(
+                    f"embedding request to {url_for_messages(self._client.base_url)} failed: {exc}")) from exc
             out.extend(item.embedding for item in sorted(response.data, key=lambda d: d.index))
         return np.asarray(out, dtype=np.float32)
 

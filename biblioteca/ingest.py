@@ -32,7 +32,7 @@ class IngestError(ValueError):
 @dataclass
 class DocumentResult:
     source_path: str
-    status: str  # added | updated | unchanged | skipped | failed
+    status: str  # added | updated | unchanged | skipped | outside | too_large | failed
     chunks: int = 0
     sentences: int = 0
     embedded_texts: int = 0
@@ -215,6 +215,20 @@ def _needs_reembedding(document: Document, embedder: Embedder) -> bool:
 class SourceFile:
     path: Path
     source_path: str
+    refused: str = ""  # "outside": a link out of its folder; "too_large": over INGEST_MAX_FILE_BYTES
+    reason: str = ""
+
+
+def _refusal(path: Path, root: Path | None) -> tuple[str, str]:
+    """Why a found file must not be read: a link that leads out of the folder being ingested (`faq/x.md ->
+    ../../.env` would make the target quotable by the public widget), or a file over the size cap."""
+    target = path.resolve()
+    if root is not None and not target.is_relative_to(root.resolve()):
+        return "outside", f"a link to {target}, outside {root}; not read"
+    size, cap = target.stat().st_size, settings.INGEST_MAX_FILE_BYTES
+    if size > cap:
+        return "too_large", f"{size:,} bytes, over INGEST_MAX_FILE_BYTES ({cap:,}); not read"
+    return "", ""
 
 
 def find_markdown_files(paths: Iterable[str | Path]) -> list[SourceFile]:
@@ -225,12 +239,12 @@ def find_markdown_files(paths: Iterable[str | Path]) -> list[SourceFile]:
     """
     found: dict[str, SourceFile] = {}
 
-    def add(path: Path, rel: str) -> None:
+    def add(path: Path, rel: str, root: Path | None = None) -> None:
         other = found.get(rel)
         if other and other.path.resolve() != path.resolve():
             raise IngestError(f"{path} and {other.path} would both be stored as {rel!r}: ingest their common "
                               "parent folder instead, or each with its own --app")
-        found.setdefault(rel, SourceFile(path, rel))
+        found.setdefault(rel, SourceFile(path, rel, *_refusal(path, root)))
 
     for raw in paths:
         root = Path(raw)
@@ -245,7 +259,7 @@ def find_markdown_files(paths: Iterable[str | Path]) -> list[SourceFile]:
             if path.is_file() and path.suffix.lower() in MARKDOWN_SUFFIXES and not any(
                 part.startswith(".") for part in path.relative_to(root).parts
             ):
-                add(path, path.relative_to(root).as_posix())
+                add(path, path.relative_to(root).as_posix(), root)
     return list(found.values())
 
 
@@ -279,6 +293,11 @@ def directory_ingest(*, paths: Sequence[str | Path], app: str = "default", sourc
         on_start(len(files))
     report = IngestReport()
     for source in files:
+        if source.refused:
+            report.results.append(result := DocumentResult(source.source_path, source.refused, error=source.reason))
+            if on_result:
+                on_result(result)
+            continue
         try:
             content = read_markdown(source.path)
             result = document_ingest(source_path=source.source_path, content=content, app=app,
@@ -291,7 +310,7 @@ def directory_ingest(*, paths: Sequence[str | Path], app: str = "default", sourc
         if on_result:
             on_result(result)
     if prune:
-        seen = {f.source_path for f in files}
+        seen = {f.source_path for f in files if not f.refused}
         gone = Document.objects.filter(app=app, source_type=source_type).exclude(source_path__in=seen)
         report.removed = sorted(gone.values_list("source_path", flat=True))
         if not dry_run:

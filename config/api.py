@@ -1,11 +1,12 @@
 """What every API endpoint shares: JSON errors (a lost database is a 503, not a traceback), the staff-or-token
-permission, and request fields that refuse what they do not know."""
+permission, and request fields that refuse what they do not know. The parser and token authentication that
+settings name live in config.doors (DRF imports them while this module imports DRF's views)."""
 from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
 
-from django.db import DatabaseError
+from django.db import InterfaceError, OperationalError
 from rest_framework import serializers, status
 from rest_framework.authtoken.models import Token
 from rest_framework.permissions import BasePermission
@@ -15,11 +16,30 @@ from rest_framework.views import exception_handler as drf_exception_handler
 logger = logging.getLogger(__name__)
 
 
+class ServiceError(Exception):
+    """An error of a service function that the caller can act on: the API answers `status_code` with the
+    message (and Retry-After when `retry_after` is set)."""
+
+    status_code = status.HTTP_400_BAD_REQUEST
+    retry_after: int | None = None
+
+
 def exception_handler(exc, context):
+    """DRF's errors as they are, ServiceErrors with their status, and a failed embedding model or a lost
+    database connection (and only that, of database errors) as a JSON 503."""
+    from biblioteca.embeddings import EmbeddingError
+
     response = drf_exception_handler(exc, context)
     if response is not None:
         return response
-    if isinstance(exc, DatabaseError):
+    if isinstance(exc, EmbeddingError):
+        logger.exception("embedding failed in %s", context.get("view"))
+        return Response({"detail": "The embedding model is unavailable. Try again shortly."},
+                        status=status.HTTP_503_SERVICE_UNAVAILABLE)
+    if isinstance(exc, ServiceError):
+        headers = {"Retry-After": str(exc.retry_after)} if exc.retry_after else None
+        return Response({"detail": str(exc)}, status=exc.status_code, headers=headers)
+    if isinstance(exc, (OperationalError, InterfaceError)):
         logger.exception("database error in %s", context.get("view"))
         return Response({"detail": "The database is unavailable. Try again shortly."},
                         status=status.HTTP_503_SERVICE_UNAVAILABLE)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import environ
@@ -16,7 +17,9 @@ VAR_DIR = BASE_DIR / "var"
 env = environ.Env()
 environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
 
-DEBUG = env.bool("DEBUG", default=True)
+# Off unless asked for: a deploy that forgets DEBUG must not run with a known key and debug pages.
+# `make run` and `make test` set DEBUG=true.
+DEBUG = env.bool("DEBUG", default=False)
 SECRET_KEY = env.str("SECRET_KEY", default="dev-only-insecure-key-change-me" if DEBUG else environ.Env.NOTSET)
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "testserver"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
@@ -33,6 +36,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "corsheaders",
+    "axes",
     "django_tasks",
     "django_tasks_db",
     "biblioteca",
@@ -49,7 +53,17 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "axes.middleware.AxesMiddleware",
 ]
+
+# Failed admin logins are counted per user name and client IP (django-axes, in the database, so every process
+# shares the count); the IP is read as the API throttles read it (NUM_PROXIES).
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=5)
+AXES_COOLOFF_TIME = timedelta(minutes=env.int("AXES_COOLOFF_MINUTES", default=30))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_CLIENT_IP_CALLABLE = "config.doors.client_ip"
 
 ROOT_URLCONF = "config.urls"
 
@@ -71,10 +85,10 @@ TEMPLATES = [
 WSGI_APPLICATION = "config.wsgi.application"
 ASGI_APPLICATION = "config.asgi.application"
 
-DATABASE_URL = env.str("DATABASE_URL", default="") or embedded_database_url(
+# Not kept as a setting: Django's debug page lists settings, and the URL carries the password.
+DATABASES = {"default": env.db_url_config(env.str("DATABASE_URL", default="") or embedded_database_url(
     Path(env.str("EMBEDDED_PGDATA", default=str(VAR_DIR / "pgdata")))
-)
-DATABASES = {"default": env.db_url_config(DATABASE_URL)}
+))}
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DATABASES["default"].setdefault("OPTIONS", {})["connect_timeout"] = env.int("DATABASE_CONNECT_TIMEOUT", default=5)
@@ -109,20 +123,25 @@ TASKS = {"default": {"BACKEND": env.str("TASKS_BACKEND", default="django_tasks_d
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.TokenAuthentication",
+        "config.doors.TokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAdminUser"],
+    "DEFAULT_PARSER_CLASSES": ["config.doors.JSONParser"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "config.api.exception_handler",
     "DEFAULT_THROTTLE_RATES": {
         "widget_key": env.str("THROTTLE_WIDGET_KEY", default="120/min"),
-        "client_ip": env.str("THROTTLE_CLIENT_IP", default="30/min"),
+        # Well below a key's rate (60/min by default), so one visitor cannot use up a key for everyone.
+        "client_ip": env.str("THROTTLE_CLIENT_IP", default="10/min"),
+        "eval_runs": env.str("THROTTLE_EVAL_RUNS", default="20/hour"),
     },
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
     # Behind N reverse proxies, the client IP for throttling is the Nth address from the right of
     # X-Forwarded-For; at 0 (the default) REMOTE_ADDR is used and a forged header changes nothing.
     "NUM_PROXIES": env.int("NUM_PROXIES", default=0),
 }
+# Whether the operator said how many proxies there are (0 included); oraculo.checks warns in production if not.
+NUM_PROXIES_SET = bool(env.str("NUM_PROXIES", default="").strip())
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "Biblioteca / Oráculo API",
@@ -142,6 +161,7 @@ CORS_EXPOSE_HEADERS = ["Retry-After"]
 # Biblioteca: chunking and embeddings
 CHUNK_SIZE = env.int("CHUNK_SIZE", default=500)
 CHUNK_OVERLAP = env.int("CHUNK_OVERLAP", default=50)
+INGEST_MAX_FILE_BYTES = env.int("INGEST_MAX_FILE_BYTES", default=2 * 1024 * 1024)
 EMBEDDING_BACKEND = env.str("EMBEDDING_BACKEND", default="local")
 EMBEDDING_MODEL = env.str("EMBEDDING_MODEL", default="multilingual-e5-small")
 EMBEDDING_BASE_URL = env.str("EMBEDDING_BASE_URL", default="")
@@ -203,6 +223,13 @@ LLM_API_KEY = env.str("LLM_API_KEY", default="")
 LLM_TIMEOUT = env.float("LLM_TIMEOUT", default=20.0)
 LLM_MAX_RETRIES = env.int("LLM_MAX_RETRIES", default=1)
 LLM_MAX_TOKENS = env.int("LLM_MAX_TOKENS", default=600)
+# Cut there whatever the server sends (some ignore max_tokens); the query log records the cut.
+LLM_MAX_ANSWER_CHARS = env.int("LLM_MAX_ANSWER_CHARS", default=6000)
+
+# Evaluation runs
+EVAL_MAX_ACTIVE_RUNS_PER_USER = env.int("EVAL_MAX_ACTIVE_RUNS_PER_USER", default=2)
+# A running run whose worker has not written for this long is queued again, without anyone asking.
+EVAL_STALLED_AFTER = env.int("EVAL_STALLED_AFTER", default=600)
 
 # The demo page at / shows the widget on DEMO_APP's docs; it creates its own widget key, so it is off in production.
 DEMO_PAGE = env.bool("DEMO_PAGE", default=DEBUG)
@@ -215,7 +242,16 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="WARNING")},
 }
 
+# Error reports (debug pages, admin e-mails) hide URLs' passwords and every setting named like a credential.
+DEFAULT_EXCEPTION_REPORTER_FILTER = "config.errors.CredentialHidingFilter"
+
 if not DEBUG:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=True)
     CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=True)
+    SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=True)
+    # Load balancers often probe over plain HTTP.
+    SECURE_REDIRECT_EXEMPT = [r"^api/v1/health$"]
+    SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=0)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=False)
+    SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=False)

@@ -12,28 +12,37 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
+from django.utils.crypto import constant_time_compare, salted_hmac
 
 from biblioteca.retrieval import RetrievedChunk
-from oraculo.models import AnswerMode, OraculoQuery, WidgetKey
+from oraculo.models import DEMO_KEY_NAME, AnswerMode, OraculoQuery, WidgetKey, origin_problem
 
 
 class FeedbackError(Exception):
     """Feedback that may not be recorded."""
 
 
-class FeedbackNotAllowed(FeedbackError):
-    """Only whoever asked (the same widget key or the same user) may judge the answer."""
+class FeedbackQueryNotFound(FeedbackError):
+    """No such query, no token, a wrong token or another caller's query: one answer for all, so nobody learns
+    which query ids exist."""
 
 
 class FeedbackAlreadyGiven(FeedbackError):
     """Feedback is accepted once per query, so a widget cannot stuff the ballot."""
 
 
+def query_feedback_token(*, query_id: int) -> str:
+    """The token /ask hands to whoever asked: widget keys are public, so only this proves the right to judge
+    the answer. An HMAC of the id with SECRET_KEY, so nothing more is stored."""
+    return salted_hmac("oraculo.query-feedback", str(query_id), algorithm="sha256").hexdigest()
+
+
 def query_log_create(*, question: str, app: str | None, source_type: str | None, answer: str,
                      answer_mode: AnswerMode | str, chunks: Sequence[RetrievedChunk], trimmed: bool,
                      trim_params: Mapping | None, tokens_before: int, tokens_in_context: int,
                      latency_ms: Mapping[str, float | None], llm_model: str = "", llm_error: str = "",
-                     widget_key: WidgetKey | None = None, user: AbstractBaseUser | None = None,
+                     answer_truncated: bool = False, widget_key: WidgetKey | None = None,
+                     user: AbstractBaseUser | None = None,
                      page_url: str = "") -> OraculoQuery:
     """Log one answered question with what is needed to replay and judge it."""
     return OraculoQuery.objects.create(
@@ -41,20 +50,24 @@ def query_log_create(*, question: str, app: str | None, source_type: str | None,
         answer_mode=answer_mode, chunk_ids=[c.chunk_id for c in chunks],
         chunk_scores=[round(c.score, 4) for c in chunks], trimmed=trimmed, trim_params=dict(trim_params or {}),
         tokens_before=tokens_before, tokens_in_context=tokens_in_context, latency_ms=dict(latency_ms),
-        llm_model=llm_model, llm_error=llm_error, widget_key=widget_key,
+        llm_model=llm_model, llm_error=llm_error, answer_truncated=answer_truncated, widget_key=widget_key,
         user=user if user is not None and user.is_authenticated else None, page_url=page_url or "",
     )
 
 
-def query_feedback_record(*, query: OraculoQuery, helpful: bool, comment: str = "",
+def query_feedback_record(*, query_id: int, token: str, helpful: bool, comment: str = "",
                           widget_key: WidgetKey | None = None, user: AbstractBaseUser | None = None
                           ) -> OraculoQuery:
-    """Store whether the answer helped; once, and only from the key or user that asked."""
-    asked_by_key = query.widget_key_id is not None and widget_key is not None and query.widget_key_id == widget_key.pk
-    asked_by_user = (query.user_id is not None and user is not None and user.is_authenticated
-                     and query.user_id == user.pk)
-    if not (asked_by_key or asked_by_user):
-        raise FeedbackNotAllowed("Only the widget key or user that asked this question may give feedback on it.")
+    """Store whether the answer helped; once, and only with the query's feedback token, from the key or user
+    that asked."""
+    query = OraculoQuery.objects.filter(pk=query_id).first()
+    asked_by_key = (query is not None and query.widget_key_id is not None and widget_key is not None
+                    and query.widget_key_id == widget_key.pk)
+    asked_by_user = (query is not None and query.user_id is not None and user is not None
+                     and user.is_authenticated and query.user_id == user.pk)
+    if not (token and constant_time_compare(token, query_feedback_token(query_id=query_id))
+            and (asked_by_key or asked_by_user)):
+        raise FeedbackQueryNotFound("No query with this id and feedback token.")
     now = timezone.now()
     updated = OraculoQuery.objects.filter(pk=query.pk, feedback_at__isnull=True).update(
         helpful=helpful, feedback_comment=comment, feedback_at=now)
@@ -74,19 +87,22 @@ def queries_purge(*, older_than: timedelta, dry_run: bool = False, now: datetime
     return per_model.get(OraculoQuery._meta.label, 0)
 
 
-DEMO_KEY_NAME = "Demo page"
+class InvalidOrigin(ValueError):
+    """Not a browser origin such as https://www.example.com."""
 
 
-def demo_widget_key(*, origin: str) -> WidgetKey:
-    """The demo page's widget key for the demo app, created on first use, allowing `origin`.
-    """
-    app = settings.DEMO_APP
-    key, _ = WidgetKey.objects.get_or_create(name=DEMO_KEY_NAME, app=app, defaults={"allowed_origins": [origin]})
-    if key.allows_origin(origin):
-        return key
-    with transaction.atomic():
-        key = WidgetKey.objects.select_for_update().get(pk=key.pk)
-        if not key.allows_origin(origin):
-            key.allowed_origins = [*key.allowed_origins, origin]
-            key.save(update_fields=["allowed_origins"])
-    return key
+@transaction.atomic
+def demo_widget_key_ensure(*, origins: Sequence[str]) -> tuple[WidgetKey, bool]:
+    """The demo page's key for DEMO_APP, created if missing, allowing `origins` as well as those it had; whether
+    it was created. Run by `manage.py demo_widget_key` (which `make run` calls): the page itself never writes,
+    and an origin comes from the operator, never from a request's Host header."""
+    for origin in origins:
+        if problem := origin_problem(origin):
+            raise InvalidOrigin(problem)
+    key, created = WidgetKey.objects.select_for_update().get_or_create(
+        name=DEMO_KEY_NAME, app=settings.DEMO_APP, defaults={"allowed_origins": []})
+    wanted = list(dict.fromkeys([*key.allowed_origins, *(o.rstrip("/") for o in origins)]))
+    if created or wanted != key.allowed_origins:
+        key.allowed_origins = wanted
+        key.save(update_fields=["allowed_origins"])
+    return key, created

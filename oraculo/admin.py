@@ -40,7 +40,8 @@ class OraculoQueryAdmin(EvalAdminMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
     date_hierarchy = "created_at"
     fields = ["question", "answer", "answer_mode", "app", "source_type", "page_url", "widget_key", "user",
               "chunk_ids", "chunk_scores", "trimmed", "trim_params", "tokens_before", "tokens_in_context",
-              "latency_ms", "llm_model", "llm_error", "helpful", "feedback_comment", "feedback_at", "created_at"]
+              "latency_ms", "llm_model", "llm_error", "answer_truncated", "helpful", "feedback_comment", "feedback_at",
+              "created_at"]
     readonly_fields = fields
 
     def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
@@ -64,10 +65,10 @@ class OraculoQueryAdmin(EvalAdminMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
 
 @admin.register(WidgetKey)
 class WidgetKeyAdmin(admin.ModelAdmin):
-    list_display = ["name", "app", "key", "origins", "rate_limit", "is_active", "created_at"]
+    list_display = ["name", "app", "key", "origins", "rate_limit", "daily_quota", "is_active", "created_at"]
     list_filter = ["app", "is_active"]
     search_fields = ["name", "key", "app"]
-    fields = ["name", "app", "key", "allowed_origins", "rate_limit", "is_active", "created_at"]
+    fields = ["name", "app", "key", "allowed_origins", "rate_limit", "daily_quota", "is_active", "created_at"]
     readonly_fields = ["key", "created_at"]
 
     @admin.display(description="allowed origins")

@@ -22,7 +22,7 @@ from django.urls import path, reverse
 from biblioteca.retrieval import MAX_TOP_K
 from config.admin import ReadOnlyAdminMixin
 from oraculo.charts import sweep_curve_svg, tokens_per_question_svg
-from oraculo.eval_actions import eval_run_create, eval_run_requeue
+from oraculo.eval_actions import TooManyActiveRuns, eval_run_create, eval_run_requeue, eval_runs_requeue_stalled
 from oraculo.evaluation import (
     DEFAULT_TOP_K,
     MAX_TRIM_WINDOW,
@@ -37,7 +37,9 @@ from oraculo.questions import DEFAULT_LAST, LabelledQuestion, QuestionFileError,
 
 MAX_ADMIN_QUESTIONS = 200
 MAX_QUESTIONS_FILE_BYTES = 2 * 1024 * 1024
-EVAL_PERMISSION = "oraculo.add_evalrun"
+EVAL_PERMISSIONS = ("oraculo.add_evalrun", "oraculo.view_oraculoquery")
+REQUEUE_PERMISSION = "oraculo.change_evalrun"
+VIEW_QUERIES = "oraculo.view_oraculoquery"
 
 
 class EvalForm(forms.Form):
@@ -118,7 +120,8 @@ class EvalAdminMixin:
         return reverse(f"admin:{opts.app_label}_{opts.model_name}_evaluate", current_app=self.admin_site.name)
 
     def _can_evaluate(self, request: HttpRequest) -> bool:
-        return request.user.has_perm(EVAL_PERMISSION)
+        """Queueing a run, on a page that lists the log's questions."""
+        return request.user.has_perms(EVAL_PERMISSIONS)
 
     def get_actions(self, request: HttpRequest):
         actions = super().get_actions(request)
@@ -178,14 +181,20 @@ class EvalAdminMixin:
             form = EvalForm(request.POST, request.FILES)
             if form.is_valid():
                 questions = form.cleaned_data["questions_file"] or questions
-                if questions:
-                    run = eval_run_create(questions=questions, params=form.cleaned_data["params"],
-                                          created_by=request.user)
-                    self.message_user(request, f"Evaluation #{run.pk} of {len(questions)} question(s) is queued; "
-                                               "a worker (manage.py db_worker) runs it.", messages.SUCCESS)
-                    return HttpResponseRedirect(reverse("admin:oraculo_evalrun_change", args=[run.pk],
-                                                        current_app=self.admin_site.name))
-                form.add_error(None, "No questions to evaluate: select some, or upload a questions file.")
+                if not questions:
+                    form.add_error(None, "No questions to evaluate: select some, or upload a questions file.")
+                else:
+                    try:
+                        run = eval_run_create(questions=questions, params=form.cleaned_data["params"],
+                                              created_by=request.user)
+                    except TooManyActiveRuns as exc:
+                        form.add_error(None, str(exc))
+                    else:
+                        self.message_user(request, f"Evaluation #{run.pk} of {len(questions)} question(s) is "
+                                                   "queued; a worker (manage.py db_worker) runs it.",
+                                          messages.SUCCESS)
+                        return HttpResponseRedirect(reverse("admin:oraculo_evalrun_change", args=[run.pk],
+                                                            current_app=self.admin_site.name))
         else:
             form = EvalForm(initial={"app": request.GET.get("app", "")})
         context = {
@@ -222,8 +231,16 @@ class EvalRunAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     detail_template = "admin/oraculo/evalrun/detail.html"
     refresh_seconds = 3
 
+    def get_actions(self, request: HttpRequest):
+        actions = super().get_actions(request)
+        if not request.user.has_perm(REQUEUE_PERMISSION):
+            actions.pop("queue_again", None)
+        return actions
+
     @admin.action(description="Queue again (failed runs, or running ones whose worker went silent)")
     def queue_again(self, request: HttpRequest, queryset: QuerySet[EvalRun]):
+        if not request.user.has_perm(REQUEUE_PERMISSION):
+            raise PermissionDenied
         queued = 0
         for run in queryset:
             try:
@@ -266,9 +283,12 @@ class EvalRunAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         object_id = unquote(object_id)
         if not object_id.isdigit():
             raise Http404("No such evaluation run.")
+        eval_runs_requeue_stalled()
         run = get_object_or_404(EvalRun, pk=object_id)
         if not self.has_view_or_change_permission(request, run):
             raise PermissionDenied
+        if run.created_by_id != request.user.pk and not request.user.has_perm(VIEW_QUERIES):
+            raise PermissionDenied  # other people's runs can hold real users' questions
         return run
 
     def download_json(self, request: HttpRequest, object_id: str) -> HttpResponse:

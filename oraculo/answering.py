@@ -36,6 +36,7 @@ class AppNotAllowed(Exception):
 @dataclass(frozen=True)
 class AskResult:
     query_id: int
+    feedback_token: str
     answer: str
     answer_mode: str
     sources: list[RetrievedChunk]
@@ -67,6 +68,8 @@ def extractive_answer(*, question: str, chunks: Sequence[RetrievedChunk]) -> str
 def resolve_app(*, app: str | None, widget_key: WidgetKey | None) -> str | None:
     if widget_key is None:
         return app or None
+    if not widget_key.app:
+        raise AppNotAllowed("This widget key has no app, so it answers nothing; give it one in the admin.")
     if app and app != widget_key.app:
         raise AppNotAllowed(f"This widget key answers questions about app '{widget_key.app}' only, "
                             f"not '{app}'.")
@@ -81,7 +84,7 @@ def ask(question: str, *, app: str | None = None, source_type: str | None = None
     app = resolve_app(app=app, widget_key=widget_key)
     retrieval = retrieve(question, trim=None, filters={"app": app, "source_type": source_type or None})
     chunks = retrieval.chunks
-    answer, mode, model, error, llm_ms = "", AnswerMode.EXTRACTIVE, "", "", None
+    answer, mode, model, error, llm_ms, truncated = "", AnswerMode.EXTRACTIVE, "", "", None, False
     if chunks and llm_configured():
         t = time.perf_counter()
         try:
@@ -89,7 +92,7 @@ def ask(question: str, *, app: str | None = None, source_type: str | None = None
         except LLMError as exc:
             error, model = str(exc), settings.LLM_MODEL
         else:
-            answer, mode, model = synthesis.text, AnswerMode.LLM, synthesis.model
+            answer, mode, model, truncated = synthesis.text, AnswerMode.LLM, synthesis.model, synthesis.truncated
         llm_ms = round((time.perf_counter() - t) * 1000, 3)
     if mode == AnswerMode.EXTRACTIVE:
         answer = extractive_answer(question=question, chunks=chunks)
@@ -100,8 +103,9 @@ def ask(question: str, *, app: str | None = None, source_type: str | None = None
         question=question, app=app, source_type=source_type, answer=answer, answer_mode=mode, chunks=chunks,
         trimmed=retrieval.trimmed, trim_params=retrieval.trim_params, tokens_before=retrieval.tokens_before,
         tokens_in_context=retrieval.tokens_in_context, latency_ms=latency, llm_model=model, llm_error=error,
-        widget_key=widget_key, user=user, page_url=page_url,
+        answer_truncated=truncated, widget_key=widget_key, user=user, page_url=page_url,
     )
-    return AskResult(query_id=query.pk, answer=answer, answer_mode=mode.value, sources=list(chunks),
+    return AskResult(query_id=query.pk, feedback_token=actions.query_feedback_token(query_id=query.pk),
+                     answer=answer, answer_mode=mode.value, sources=list(chunks),
                      trimmed=retrieval.trimmed, tokens_in_context=retrieval.tokens_in_context,
                      tokens_before=retrieval.tokens_before, latency_ms=latency, llm_model=model, llm_error=error)

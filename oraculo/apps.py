@@ -6,4 +6,4 @@ class OraculoConfig(AppConfig):
     verbose_name = "Oráculo"
 
     def ready(self) -> None:
-        from oraculo import cors  # noqa: F401  (connects the CORS origin check)
+        from oraculo import checks, cors  # noqa: F401  (registers the system checks, connects the CORS check)

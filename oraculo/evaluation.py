@@ -646,8 +646,17 @@ CSV_VARIANT_FIELDS = ("tokens", "tokens_before", "top_score", "chunk_ids", "over
                       "answer_in_context", "latency_ms", "answer", "cites_source", "answer_error")
 
 
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_safe(value):
+    """Text that a spreadsheet would run as a formula (a question such as `=HYPERLINK(...)`) gets a leading
+    apostrophe, so it shows as the text it is; numbers are left alone."""
+    return f"'{value}" if isinstance(value, str) and value.startswith(FORMULA_STARTS) else value
+
+
 def report_csv(report: Mapping) -> str:
-    """One row per question, the variants side by side: for a spreadsheet."""
+    """One row per question, the variants side by side: for a spreadsheet, so no cell is a formula."""
     variants = report.get("summary", {}).get("variants") or list(VARIANTS)
     header = ["position", "question", "expected_answer"]
     header += [f"{v}_{f}" for v in variants for f in CSV_VARIANT_FIELDS]
@@ -663,7 +672,7 @@ def report_csv(report: Mapping) -> str:
                 value = data.get(f)
                 row.append(" ".join(map(str, value)) if isinstance(value, list) else ("" if value is None else value))
         row += [result.get("answer_similarity", ""), result.get("error", "")]
-        writer.writerow(row)
+        writer.writerow([spreadsheet_safe(cell) for cell in row])
     return out.getvalue()
 
 

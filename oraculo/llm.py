@@ -8,11 +8,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.template.loader import render_to_string
 
 from biblioteca.retrieval import RetrievedChunk
+from config.errors import url_credentials_hidden, url_for_messages
 
 PROMPT_TEMPLATE = "oraculo/answer_prompt.txt"
 
@@ -25,6 +27,15 @@ class LLMError(Exception):
 class LLMAnswer:
     text: str
     model: str
+    truncated: bool = False
+
+
+def _without_credentials(message: str) -> str:
+    """A server's error text can echo the key it was sent."""
+    for secret in (settings.LLM_API_KEY, urlsplit(settings.LLM_BASE_URL).password):
+        if secret and len(secret) >= 4:
+            message = message.replace(secret, "********")
+    return url_credentials_hidden(message)
 
 
 def llm_configured() -> bool:
@@ -59,6 +70,7 @@ def synthesize_answer(*, question: str, chunks: Sequence[RetrievedChunk]) -> LLM
     if not llm_configured():
         raise LLMError("no LLM is configured (set LLM_MODEL and LLM_BASE_URL or LLM_API_KEY)")
     client = get_client()
+    where = url_for_messages(client.base_url)
     try:
         response = client.chat.completions.create(
             model=settings.LLM_MODEL,
@@ -66,15 +78,22 @@ def synthesize_answer(*, question: str, chunks: Sequence[RetrievedChunk]) -> LLM
             max_tokens=settings.LLM_MAX_TOKENS,
         )
     except openai.APITimeoutError as exc:
-        raise LLMError(f"the LLM at {client.base_url} did not answer within {settings.LLM_TIMEOUT}s "
+        raise LLMError(f"the LLM at {where} did not answer within {settings.LLM_TIMEOUT}s "
                        f"({settings.LLM_MAX_RETRIES} retries)") from exc
     except openai.APIStatusError as exc:
-        raise LLMError(f"the LLM at {client.base_url} answered HTTP {exc.status_code}: {exc.message}") from exc
+        raise LLMError(_without_credentials(f"the LLM at {where} answered HTTP {exc.status_code}: "
+                                            f"{exc.message}")) from exc
     except openai.OpenAIError as exc:
-        raise LLMError(f"the LLM request to {client.base_url} failed: {exc}") from exc
+        raise LLMError(_without_credentials(f"the LLM request to {where} failed: {exc}")) from exc
     choices = getattr(response, "choices", None) or []
     message = getattr(choices[0], "message", None) if choices else None
     text = (getattr(message, "content", None) or "").strip()
     if not text:
         raise LLMError(f"the LLM ({settings.LLM_MODEL}) returned an empty answer")
-    return LLMAnswer(text=text, model=getattr(response, "model", None) or settings.LLM_MODEL)
+    # A server may ignore max_tokens: what is stored and returned stays bounded whatever it sends.
+    cap = settings.LLM_MAX_ANSWER_CHARS
+    truncated = len(text) > cap
+    if truncated:
+        text = text[:cap].rstrip() + " [...]"
+    return LLMAnswer(text=text, model=str(getattr(response, "model", None) or settings.LLM_MODEL)[:200],
+                     truncated=truncated)

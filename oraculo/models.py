@@ -1,7 +1,9 @@
 """Oráculo's data: the widget keys that may ask, every real question asked, and the A/B evaluation runs."""
 from __future__ import annotations
 
+import re
 import secrets
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -10,6 +12,31 @@ from django.db import models
 
 def new_public_key() -> str:
     return "wk_" + secrets.token_urlsafe(18)
+
+
+_LABEL = r"[a-z0-9]([a-z0-9-]*[a-z0-9])?"
+_HOST = re.compile(rf"{_LABEL}(\.{_LABEL})*|[0-9a-f.]*:[0-9a-f:.]*", re.IGNORECASE)  # a name, IPv4 or IPv6
+
+
+def origin_problem(origin: object) -> str | None:
+    """Why `origin` is not a browser origin (scheme://host[:port], nothing else), or None. `null` is what
+    sandboxed frames and file: pages send: anyone can produce it, so it never identifies a site."""
+    if not isinstance(origin, str) or not origin.strip():
+        return "an origin is a non-empty string"
+    if origin.strip().lower() == "null":
+        return '"null" is not an origin: sandboxed frames and local files all send it'
+    try:
+        parts = urlsplit(origin.rstrip("/"))
+        parts.port  # noqa: B018 (raises on a malformed port)
+    except ValueError:
+        return f"{origin!r} is not an origin"
+    if (parts.scheme not in ("http", "https") or not parts.hostname or not _HOST.fullmatch(parts.hostname)
+            or parts.path or parts.query or parts.fragment or parts.username or parts.password):
+        return f"{origin!r} is not an origin such as https://www.example.com (scheme and host, no path)"
+    return None
+
+
+DEMO_KEY_NAME = "Demo page"
 
 
 class WidgetKey(models.Model):
@@ -23,21 +50,38 @@ class WidgetKey(models.Model):
         help_text='Origins allowed to use this key, e.g. ["https://help.example.com"]. Empty: no browser origin.',
     )
     rate_limit = models.CharField(max_length=20, default="60/min", help_text="Requests per key: N/sec|min|hour|day.")
+    daily_quota = models.PositiveIntegerField(
+        default=2000, help_text="Requests per key and UTC day, whatever the rate: it also caps what the LLM costs.")
     is_active = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.CheckConstraint(condition=~models.Q(app=""), name="widgetkey_app_not_empty")]
 
     def __str__(self) -> str:
         return f"{self.name} ({self.app})"
 
     def clean(self) -> None:
-        if not isinstance(self.allowed_origins, list) or not all(isinstance(o, str) for o in self.allowed_origins):
-            raise ValidationError({"allowed_origins": "A list of origins such as https://example.com."})
+        errors = {}
+        if not (self.app or "").strip():
+            errors["app"] = "A key answers from one app; an empty app would answer from every app."
+        if not isinstance(self.allowed_origins, list):
+            errors["allowed_origins"] = "A list of origins such as https://example.com."
+        elif problems := [p for o in self.allowed_origins if (p := origin_problem(o))]:
+            errors["allowed_origins"] = f"{problems[0][0].upper()}{problems[0][1:]}."
         num, _, period = self.rate_limit.partition("/")
         if not num.isdigit() or period not in {"s", "sec", "m", "min", "h", "hour", "d", "day"}:
-            raise ValidationError({"rate_limit": "Write it as N/sec, N/min, N/hour or N/day."})
+            errors["rate_limit"] = "Write it as N/sec, N/min, N/hour or N/day."
+        if self.daily_quota is not None and self.daily_quota < 1:
+            errors["daily_quota"] = "At least 1 request a day; untick Is active to stop the key."
+        if errors:
+            raise ValidationError(errors)
 
     def allows_origin(self, origin: str) -> bool:
-        return origin.rstrip("/") in {o.rstrip("/") for o in self.allowed_origins}
+        """Only a real origin that the key lists; `null` never, even if the list were to hold it."""
+        if not origin or origin_problem(origin):
+            return False
+        return origin.rstrip("/") in {o.rstrip("/") for o in self.allowed_origins if isinstance(o, str)}
 
 
 class AnswerMode(models.TextChoices):
@@ -62,6 +106,8 @@ class OraculoQuery(models.Model):
     latency_ms = models.JSONField(default=dict, blank=True, help_text="Per stage: embedding, search, trim, llm, total.")
     llm_model = models.CharField(max_length=200, blank=True)
     llm_error = models.TextField(blank=True)
+    answer_truncated = models.BooleanField(
+        default=False, help_text="The LLM's answer was longer than LLM_MAX_ANSWER_CHARS and was cut there.")
     widget_key = models.ForeignKey(WidgetKey, null=True, blank=True, on_delete=models.SET_NULL,
                                    related_name="queries")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
@@ -102,6 +148,9 @@ class EvalRun(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True, help_text="Last sign of life of its worker.")
+    attempt = models.PositiveIntegerField(
+        default=0, help_text="Raised each time the run is claimed or queued again; a worker writes only while its "
+                             "attempt is the current one, so a stalled original and its replacement never both do.")
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

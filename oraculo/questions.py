@@ -14,6 +14,7 @@ from pathlib import Path
 from django.db.models import Max
 from django.db.models.functions import Trim
 
+from config.validation import text_problem
 from oraculo.models import OraculoQuery
 
 DEFAULT_LAST = 15
@@ -66,6 +67,8 @@ def _looks_like_jsonl(text: str, name: str) -> bool:
 def questions_parse(*, text: str, name: str = "questions") -> list[LabelledQuestion]:
     """Plain text (one question per line) or JSONL ({"question", "expected_answer"?} per line, `gold` accepted
     for `expected_answer`, other keys ignored); blank lines and `#` comments are ignored in both."""
+    if problem := text_problem(text):
+        raise QuestionFileError(f"{name}: {problem}")
     if not _looks_like_jsonl(text, name):
         return [LabelledQuestion(line.strip()) for line in text.splitlines() if not _is_skipped(line)]
     out: list[LabelledQuestion] = []
@@ -88,6 +91,8 @@ def questions_parse(*, text: str, name: str = "questions") -> list[LabelledQuest
             expected = ""
         if not isinstance(expected, str):
             raise QuestionFileError(f'{where}: "expected_answer" must be a string.')
+        if problem := text_problem(question + expected):
+            raise QuestionFileError(f"{where}: {problem}")
         out.append(LabelledQuestion(question.strip(), expected.strip()))
     return out
 

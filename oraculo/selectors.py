@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -11,29 +12,30 @@ from django.db.models import Q
 from biblioteca.embeddings import configured_model_name
 from biblioteca.selectors import pgvector_version
 from oraculo.llm import llm_configured
-from oraculo.models import OraculoQuery, WidgetKey
+from oraculo.models import DEMO_KEY_NAME, WidgetKey, origin_problem
 
 logger = logging.getLogger(__name__)
 
 
+WIDGET_KEY_FORMAT = re.compile(r"wk_[A-Za-z0-9_-]{1,61}")
+
+
 def widget_key_get_active(*, key: str) -> WidgetKey | None:
-    if not key:
+    """The active key with this value; a value no key could have (a NUL byte, say) is not even looked up."""
+    if not WIDGET_KEY_FORMAT.fullmatch(key or ""):
         return None
     return WidgetKey.objects.filter(key=key, is_active=True).first()
 
 
 def origin_allowed_by_any_key(*, origin: str) -> bool:
-    """Whether some active key lists `origin`; preflights carry no key, so this is all they can be judged by."""
+    """Whether some active key lists `origin`; preflights carry no key, so this is all they can be judged by.
+    `null` is never an origin, whatever a key lists."""
     origin = origin.rstrip("/")
-    if not origin:
+    if not origin or origin_problem(origin):
         return False
     return WidgetKey.objects.filter(
         Q(allowed_origins__contains=[origin]) | Q(allowed_origins__contains=[origin + "/"]), is_active=True,
     ).exists()
-
-
-def query_get(*, query_id: int) -> OraculoQuery | None:
-    return OraculoQuery.objects.filter(pk=query_id).first()
 
 
 @dataclass(frozen=True)
@@ -64,3 +66,8 @@ def health_check() -> Health:
     return Health(database=database, pgvector_version=version, embedder_backend=settings.EMBEDDING_BACKEND,
                   embedder_model=configured_model_name(), embedder_dimensions=settings.EMBEDDING_DIMENSIONS,
                   llm_configured=configured, llm_model=settings.LLM_MODEL if configured else "")
+
+
+def demo_widget_key_get() -> WidgetKey | None:
+    """The demo page's key (made by `manage.py demo_widget_key`), if it exists and is active."""
+    return WidgetKey.objects.filter(name=DEMO_KEY_NAME, app=settings.DEMO_APP, is_active=True).first()

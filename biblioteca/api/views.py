@@ -1,7 +1,7 @@
 """POST /api/v1/search: retrieval (optionally trimmed) for staff and API tokens."""
 from __future__ import annotations
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -13,7 +13,9 @@ from config.api import IsStaffOrToken
 class SearchView(APIView):
     permission_classes = [IsStaffOrToken]
 
-    @extend_schema(request=SearchRequestSerializer, responses={200: SearchResponseSerializer},
+    @extend_schema(request=SearchRequestSerializer,
+                   responses={200: SearchResponseSerializer,
+                              503: OpenApiResponse(description="Database or embedding model unavailable.")},
                    summary="Search the library", tags=["biblioteca"])
     def post(self, request):
         params = SearchRequestSerializer(data=request.data)

@@ -3,16 +3,17 @@ from __future__ import annotations
 
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
 from rest_framework import status
-from rest_framework.exceptions import NotFound, ValidationError
-from rest_framework.parsers import JSONParser
-from rest_framework.permissions import IsAdminUser
+from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
 from rest_framework.views import APIView
 
+from config.doors import JSONParser
 from oraculo.api.eval_serializers import EvalRunCreatedSerializer, EvalRunCreateSerializer, EvalRunSerializer
-from oraculo.eval_actions import eval_run_create
+from oraculo.api.permissions import VIEW_QUERIES, EvalRunPermission
+from oraculo.api.throttling import EvalRunCreateThrottle
+from oraculo.eval_actions import eval_run_create, eval_runs_requeue_stalled
 from oraculo.evaluation import EvalParamsError, eval_params_build, run_report
 from oraculo.models import EvalRun
 from oraculo.questions import DEFAULT_LAST, recent_questions
@@ -21,17 +22,21 @@ TAGS = ["evaluation"]
 
 
 class EvalRunCreateView(APIView):
-    permission_classes = [IsAdminUser]
+    permission_classes = [EvalRunPermission]
+    throttle_classes = [EvalRunCreateThrottle]
     parser_classes = [JSONParser]
 
     @extend_schema(
         operation_id="eval_run_create", tags=TAGS, request=EvalRunCreateSerializer,
         summary="Queue an A/B evaluation (or calibration sweep) of retrieval with and without trimming",
-        description="Staff only. The run is executed by a worker (`manage.py db_worker`), never in the request; "
-                    "follow it at the returned URL.",
+        description="Staff with the permission to add evaluation runs (and to view queries, to evaluate the "
+                    "question log). The run is executed by a worker (`manage.py db_worker`), never in the "
+                    "request; follow it at the returned URL.",
         responses={202: EvalRunCreatedSerializer,
                    400: OpenApiResponse(description="Invalid parameters, or no questions to evaluate."),
-                   403: OpenApiResponse(description="Not a staff user.")},
+                   403: OpenApiResponse(description="Not staff, or without the permissions."),
+                   429: OpenApiResponse(description="Too many runs queued recently (THROTTLE_EVAL_RUNS) or "
+                                                    "queued or running now (EVAL_MAX_ACTIVE_RUNS_PER_USER).")},
         examples=[OpenApiExample("last 15, both variants", request_only=True, value={"top_k": 5}),
                   OpenApiExample("labelled sweep", request_only=True, value={
                       "questions": [{"question": "How long does a reset link last?", "expected_answer": "30 minutes"}],
@@ -49,6 +54,9 @@ class EvalRunCreateView(APIView):
                 min_retention=data.get("min_retention"), min_overlap=data.get("min_overlap"))
         except EvalParamsError as exc:
             raise ValidationError({"non_field_errors": [str(exc)]}) from exc
+        if not data.get("questions") and not request.user.has_perm(VIEW_QUERIES):
+            raise PermissionDenied("Evaluating the question log needs the permission to view queries; "
+                                   "send `questions` instead.")
         questions = data.get("questions") or recent_questions(last=data.get("last", DEFAULT_LAST), app=params.app)
         if not questions:
             raise ValidationError({"questions": ["No questions found: nobody has asked anything yet"
@@ -63,17 +71,20 @@ class EvalRunCreateView(APIView):
 
 
 class EvalRunDetailView(APIView):
-    permission_classes = [IsAdminUser]
+    permission_classes = [EvalRunPermission]
 
     @extend_schema(
         operation_id="eval_run_retrieve", tags=TAGS,
         summary="An evaluation run: status, progress, summary and per-question results",
-        responses={200: EvalRunSerializer, 403: OpenApiResponse(description="Not a staff user."),
-                   404: OpenApiResponse(description="No such run.")},
+        description="Your own runs need the permission to view evaluation runs; other people's runs can hold "
+                    "real users' questions, so they also need the permission to view queries.",
+        responses={200: EvalRunSerializer, 403: OpenApiResponse(description="Not staff, or without the permission."),
+                   404: OpenApiResponse(description="No such run that you may read.")},
     )
     def get(self, request: Request, run_id: int) -> Response:
+        eval_runs_requeue_stalled()
         run = EvalRun.objects.filter(pk=run_id).first()
-        if run is None:
+        if run is None or (run.created_by_id != request.user.pk and not request.user.has_perm(VIEW_QUERIES)):
             raise NotFound("No such evaluation run.")
         report = run_report(run=run)
         body = {"id": run.pk, "status": run.status, "progress": run.progress, "total": run.total,

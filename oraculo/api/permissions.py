@@ -25,3 +25,20 @@ class WidgetKeyOriginAllowed(BasePermission):
             return True
         self.message = f"The origin {origin} is not allowed for this widget key."
         return False
+
+
+VIEW_QUERIES = "oraculo.view_oraculoquery"
+
+
+class EvalRunPermission(BasePermission):
+    """The admin's model permissions, not just `is_staff`: queueing needs *add evaluation run*, reading needs
+    *view evaluation run*. Whether the log's questions may be used or read is checked by the views."""
+
+    message = "You need the permission to add evaluation runs (to queue one) or to view them (to read one)."
+    perms = {"POST": "oraculo.add_evalrun", "GET": "oraculo.view_evalrun", "HEAD": "oraculo.view_evalrun",
+             "OPTIONS": "oraculo.view_evalrun"}
+
+    def has_permission(self, request: Request, view) -> bool:
+        user = request.user
+        perm = self.perms.get(request.method)
+        return bool(user and user.is_authenticated and user.is_staff and perm and user.has_perm(perm))

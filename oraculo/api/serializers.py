@@ -52,6 +52,7 @@ class LatencySerializer(serializers.Serializer):
 
 class AskResponseSerializer(serializers.Serializer):
     query_id = serializers.IntegerField(help_text="Send feedback on this answer to /queries/{query_id}/feedback.")
+    feedback_token = serializers.CharField(help_text="Send it with the feedback: only whoever asked has it.")
     answer = serializers.CharField()
     answer_mode = serializers.ChoiceField(choices=AnswerMode.choices,
                                           help_text="`extractive` when no LLM is configured or it failed.")
@@ -63,6 +64,8 @@ class AskResponseSerializer(serializers.Serializer):
 
 
 class FeedbackSerializer(StrictInputSerializer):
+    feedback_token = TextField(required=False, allow_blank=True, max_length=128,
+                               help_text="The feedback_token that /ask returned with this query_id.")
     helpful = serializers.BooleanField()
     comment = TextField(required=False, allow_blank=True, max_length=2000)
 
@@ -96,10 +99,10 @@ class HealthLLMSerializer(serializers.Serializer):
 
 class HealthSerializer(serializers.Serializer):
     status = serializers.ChoiceField(choices=["ok", "unavailable"])
-    database = HealthDatabaseSerializer()
-    pgvector = HealthPgvectorSerializer()
-    embedder = HealthEmbedderSerializer()
-    llm = HealthLLMSerializer()
+    database = HealthDatabaseSerializer(required=False, help_text="Staff only.")
+    pgvector = HealthPgvectorSerializer(required=False, help_text="Staff only.")
+    embedder = HealthEmbedderSerializer(required=False, help_text="Staff only.")
+    llm = HealthLLMSerializer(required=False, help_text="Staff only.")
 
 
 class OraculoErrorSerializer(serializers.Serializer):

@@ -1,19 +1,16 @@
 """The Oráculo API: ask, give feedback on an answer, and health. Thin doors onto answering/actions/selectors."""
 from __future__ import annotations
 
-import logging
-
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
 from rest_framework import status
-from rest_framework.authentication import SessionAuthentication, TokenAuthentication
-from rest_framework.exceptions import APIException, NotAuthenticated, NotFound, PermissionDenied
-from rest_framework.parsers import JSONParser
+from rest_framework.authentication import SessionAuthentication
+from rest_framework.exceptions import APIException, NotAuthenticated, NotFound, PermissionDenied, Throttled
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from biblioteca.embeddings import EmbeddingError
+from config.doors import JSONParser, TokenAuthentication
 from oraculo import actions
 from oraculo.answering import AppNotAllowed, ask
 from oraculo.api.authentication import WidgetKeyAuthentication, widget_key_of
@@ -27,10 +24,8 @@ from oraculo.api.serializers import (
     HealthSerializer,
     OraculoErrorSerializer,
 )
-from oraculo.api.throttling import ClientIPRateThrottle, WidgetKeyRateThrottle
-from oraculo.selectors import health_check, query_get
-
-logger = logging.getLogger(__name__)
+from oraculo.api.throttling import ClientIPRateThrottle, WidgetKeyDailyQuota, WidgetKeyRateThrottle
+from oraculo.selectors import health_check
 
 TAGS = ["oraculo"]
 ERROR = OraculoErrorSerializer
@@ -38,7 +33,8 @@ ERROR_RESPONSES = {
     400: OpenApiResponse(VALIDATION_ERROR_SCHEMA, description="Invalid body: messages per field."),
     401: OpenApiResponse(ERROR, description="No credential, or an unknown or inactive widget key."),
     403: OpenApiResponse(ERROR, description="Origin not allowed for the key, or not allowed to do this."),
-    429: OpenApiResponse(ERROR, description="Rate limit of the key or of the client IP; see Retry-After."),
+    429: OpenApiResponse(ERROR, description="Rate limit of the client IP or of the key, or the key's daily quota; "
+                                            "see Retry-After."),
 }
 CALLER_AUTHENTICATION = [WidgetKeyAuthentication, SessionAuthentication, TokenAuthentication]
 
@@ -49,12 +45,6 @@ class Conflict(APIException):
     default_code = "conflict"
 
 
-class ServiceUnavailable(APIException):
-    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
-    default_detail = "The service is unavailable. Try again shortly."
-    default_code = "unavailable"
-
-
 class CallerAPIView(APIView):
     """The widget's endpoints: a widget key (from an allowed origin, throttled), a staff session or a token.
 
@@ -63,8 +53,15 @@ class CallerAPIView(APIView):
 
     authentication_classes = CALLER_AUTHENTICATION
     permission_classes = [IsWidgetKeyStaffOrToken, WidgetKeyOriginAllowed]
-    throttle_classes = [WidgetKeyRateThrottle, ClientIPRateThrottle]
+    throttle_classes = [ClientIPRateThrottle, WidgetKeyRateThrottle, WidgetKeyDailyQuota]
     parser_classes = [JSONParser]
+
+    def check_throttles(self, request: Request) -> None:
+        """In order, stopping at the first refusal: DRF runs every throttle, so a request that the per-IP limit
+        refuses would still use up the key's rate and quota for every other visitor."""
+        for throttle in self.get_throttles():
+            if not throttle.allow_request(request, self):
+                raise Throttled(throttle.wait(), detail=getattr(throttle, "detail", None))
 
     def permission_denied(self, request: Request, message=None, code=None):
         if request.authenticators and not request.successful_authenticator:
@@ -93,9 +90,6 @@ class AskView(CallerAPIView):
                          widget_key=widget_key_of(request), user=request.user, page_url=data.get("page_url", ""))
         except AppNotAllowed as exc:
             raise PermissionDenied(str(exc)) from exc
-        except EmbeddingError as exc:
-            logger.exception("embedding failed while answering")
-            raise ServiceUnavailable("The embedding model is unavailable. Try again shortly.") from exc
         return Response(AskResponseSerializer(result).data)
 
 
@@ -103,50 +97,52 @@ class QueryFeedbackView(CallerAPIView):
     @extend_schema(
         operation_id="query_feedback", tags=TAGS, request=FeedbackSerializer,
         summary="Say whether an answer helped",
-        description="Accepted once per query, and only from the widget key or user that asked it.",
+        description="Accepted once per query, with the `feedback_token` that /ask returned, from the widget key "
+                    "or user that asked it.",
         responses={200: FeedbackRecordedSerializer, **ERROR_RESPONSES,
-                   404: OpenApiResponse(ERROR, description="No query with this id."),
+                   404: OpenApiResponse(ERROR, description="No query with this id and feedback token (missing, "
+                                                           "wrong, or another caller's: all the same)."),
                    409: OpenApiResponse(ERROR, description="Feedback on this query was already recorded.")},
     )
     def post(self, request: Request, query_id: int) -> Response:
-        query = query_get(query_id=query_id)
-        if query is None:
-            raise NotFound(f"No query with id {query_id}.")
         serializer = FeedbackSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
         try:
             query = actions.query_feedback_record(
-                query=query, helpful=serializer.validated_data["helpful"],
-                comment=serializer.validated_data.get("comment", ""),
-                widget_key=widget_key_of(request), user=request.user)
-        except actions.FeedbackNotAllowed as exc:
-            raise PermissionDenied(str(exc)) from exc
+                query_id=query_id, token=data.get("feedback_token", ""), helpful=data["helpful"],
+                comment=data.get("comment", ""), widget_key=widget_key_of(request), user=request.user)
+        except actions.FeedbackQueryNotFound as exc:
+            raise NotFound(str(exc)) from exc
         except actions.FeedbackAlreadyGiven as exc:
             raise Conflict(str(exc)) from exc
         return Response(FeedbackRecordedSerializer(query).data)
 
 
 class HealthView(APIView):
-    """Public and unauthenticated, so load balancers can probe it; it never embeds nor calls the LLM."""
+    """Public and unauthenticated, so load balancers can probe it; it never embeds nor calls the LLM. Anonymous
+    callers learn only ok/unavailable: versions and model names help an attacker more than a load balancer."""
 
-    authentication_classes: list = []
+    authentication_classes = [SessionAuthentication, TokenAuthentication]
     permission_classes = [AllowAny]
     throttle_classes: list = []
 
     @extend_schema(
-        operation_id="health", tags=TAGS, auth=[], summary="Is the service able to answer?",
+        operation_id="health", tags=TAGS, summary="Is the service able to answer?",
+        description="Anyone gets `status`; staff also get the database, pgvector, embedder and LLM details.",
         responses={200: HealthSerializer,
                    503: OpenApiResponse(HealthSerializer, description="The database or pgvector is unavailable.")},
     )
     def get(self, request: Request) -> Response:
         health = health_check()
-        body = {
-            "status": "ok" if health.ok else "unavailable",
-            "database": {"ok": health.database},
-            "pgvector": {"ok": bool(health.pgvector_version), "version": health.pgvector_version},
-            "embedder": {"backend": health.embedder_backend, "model": health.embedder_model,
-                         "dimensions": health.embedder_dimensions},
-            "llm": {"configured": health.llm_configured, "model": health.llm_model},
-        }
+        body = {"status": "ok" if health.ok else "unavailable"}
+        if request.user and request.user.is_staff:
+            body |= {
+                "database": {"ok": health.database},
+                "pgvector": {"ok": bool(health.pgvector_version), "version": health.pgvector_version},
+                "embedder": {"backend": health.embedder_backend, "model": health.embedder_model,
+                             "dimensions": health.embedder_dimensions},
+                "llm": {"configured": health.llm_configured, "model": health.llm_model},
+            }
         return Response(HealthSerializer(body).data,
                         status=status.HTTP_200_OK if health.ok else status.HTTP_503_SERVICE_UNAVAILABLE)

@@ -1,7 +1,8 @@
 """A small OpenAI-compatible chat server on 127.0.0.1, so tests drive the real `openai` client over HTTP.
 
 Modes: "ok" answers citing [1] and echoing passage [1]'s first line (proof the context was sent), "slow"
-sleeps past the client's timeout, "error" answers HTTP 500, "empty" answers with no content. Every request
+sleeps past the client's timeout, "error" answers HTTP 500, "empty" answers with no content, "endless" ignores
+max_tokens and answers a megabyte, "leaky" refuses with a 401 that echoes the key it was sent. Every request
 is recorded.
 """
 from __future__ import annotations
@@ -21,6 +22,7 @@ class FakeLLM:
         self.mode = "ok"
         self.slow_seconds = slow_seconds
         self.requests: list[dict] = []
+        self.on_request = None  # called (once, then cleared) when a chat request arrives, before answering
         self._stop = threading.Event()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -40,6 +42,7 @@ class FakeLLM:
 
     def reset(self, mode: str = "ok") -> None:
         self.mode = mode
+        self.on_request = None
         self.requests.clear()
 
     @staticmethod
@@ -64,11 +67,20 @@ class FakeLLM:
                 fake.requests.append({"path": self.path, "headers": headers, "body": body})
                 if self.path.rstrip("/") != "/v1/chat/completions":
                     return self._send(404, {"error": {"message": "not found", "type": "invalid_request_error"}})
+                hook, fake.on_request = fake.on_request, None
+                if hook is not None:
+                    hook()
                 if fake.mode == "slow":
                     fake._stop.wait(fake.slow_seconds)
                     return self._send(200, self._completion(body, "too late"))
                 if fake.mode == "error":
                     return self._send(500, {"error": {"message": "the model crashed", "type": "server_error"}})
+                if fake.mode == "leaky":
+                    key = headers.get("authorization", "").removeprefix("Bearer ")
+                    return self._send(401, {"error": {"message": f"Incorrect API key provided: {key}",
+                                                      "type": "invalid_request_error"}})
+                if fake.mode == "endless":
+                    return self._send(200, self._completion(body, "All work and no play. [1] " * 40_000))
                 content = "" if fake.mode == "empty" else fake.answer_for(body.get("messages", []))
                 return self._send(200, self._completion(body, content))
 

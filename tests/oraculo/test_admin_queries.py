@@ -9,7 +9,7 @@ from django.contrib import admin
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
-from oraculo.actions import query_feedback_record, query_log_create
+from oraculo.actions import query_feedback_record, query_feedback_token, query_log_create
 from oraculo.admin import OraculoQueryAdmin
 from oraculo.admin_eval import EvalAdminMixin
 from oraculo.models import OraculoQuery, WidgetKey
@@ -36,10 +36,12 @@ def queries(key):
     user = get_user_model().objects.create_user("ana", is_staff=True)
     helpful = logged("How do I reset my password?", answer_mode="llm", llm_model="fake-chat-1", widget_key=key,
                      trimmed=True, trim_params={"threshold": 0.8})
-    query_feedback_record(query=helpful, helpful=True, widget_key=key)
+    query_feedback_record(query_id=helpful.pk, token=query_feedback_token(query_id=helpful.pk), helpful=True,
+                          widget_key=key)
     unhelpful = logged("¿Cómo borro mi cuenta?", app="shop", source_type="es", user=user,
                        llm_error="the LLM answered HTTP 500")
-    query_feedback_record(query=unhelpful, helpful=False, user=user, comment="wrong")
+    query_feedback_record(query_id=unhelpful.pk, token=query_feedback_token(query_id=unhelpful.pk), helpful=False,
+                          user=user, comment="wrong")
     silent = logged("Where are my invoices?", widget_key=key)
     old = logged("An old question", widget_key=key)
     OraculoQuery.objects.filter(pk=old.pk).update(created_at=timezone.now() - timedelta(days=400))
@@ -122,11 +124,11 @@ def test_widget_keys_are_listed_with_their_key_and_editable(admin_client, key):
     assert key.key in admin_client.get(change_url).content.decode()
     response = admin_client.post(change_url, {
         "name": "help site", "app": "guide2", "allowed_origins": '["https://a.example.com", "https://b.example.com"]',
-        "rate_limit": "10/min", "is_active": "",
+        "rate_limit": "10/min", "daily_quota": 500, "is_active": "",
     })
     assert response.status_code == 302, response.content.decode()[:2000]
     key.refresh_from_db()
-    assert key.app == "guide2" and key.rate_limit == "10/min" and key.is_active is False
+    assert key.app == "guide2" and key.rate_limit == "10/min" and key.is_active is False and key.daily_quota == 500
     assert key.allowed_origins == ["https://a.example.com", "https://b.example.com"]
 
 
@@ -136,6 +138,7 @@ def test_widget_key_admin_validates(admin_client):
     assert response.status_code == 200
     assert "Write it as N/sec, N/min, N/hour or N/day." in response.content.decode()
     created = admin_client.post("/admin/oraculo/widgetkey/add/", {
-        "name": "good", "app": "guide", "allowed_origins": "[]", "rate_limit": "5/sec", "is_active": "on"})
+        "name": "good", "app": "guide", "allowed_origins": "[]", "rate_limit": "5/sec", "daily_quota": 1000,
+        "is_active": "on"})
     assert created.status_code == 302
     assert WidgetKey.objects.get(name="good").key.startswith("wk_")

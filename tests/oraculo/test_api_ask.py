@@ -65,8 +65,9 @@ def test_widget_key_asks_and_gets_an_llm_answer_with_sources(client, widget_key,
 
     assert response.status_code == 200, response.content
     body = response.json()
-    assert set(body) == {"query_id", "answer", "answer_mode", "sources", "trimmed", "tokens_in_context",
-                         "tokens_before", "latency_ms"}
+    assert set(body) == {"query_id", "feedback_token", "answer", "answer_mode", "sources", "trimmed",
+                         "tokens_in_context", "tokens_before", "latency_ms"}
+    assert len(body["feedback_token"]) == 64
     assert body["answer_mode"] == "llm" and "[1]" in body["answer"]
     assert body["sources"] and set(body["sources"][0]) == {"id", "title", "heading_path", "url", "score", "content"}
     assert body["sources"][0]["content"].startswith("[Doc: ")
@@ -209,13 +210,19 @@ def test_key_cannot_ask_another_app(client, widget_key):
 # --- throttling: 429 ----------------------------------------------------------------------------------------
 
 
-def test_key_rate_limit_gives_429_with_retry_after(client, widget_key, other_key):
+def rates(settings, *, key: str = "100/min", ip: str = "100/min") -> None:
+    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK,
+                               "DEFAULT_THROTTLE_RATES": {"widget_key": key, "client_ip": ip}}
+
+
+def test_key_rate_limit_gives_429_with_retry_after(client, widget_key, other_key, settings):
     """Every request counts, so invalid (cheap, 400) questions fill the window without embedding."""
+    rates(settings)
     widget_key.rate_limit = "2/min"
     widget_key.save()
-    for _ in range(2):
-        assert post(client, ASK, {"question": ""}, key=widget_key).status_code == 400
-    response = post(client, ASK, {"question": QUESTION}, key=widget_key)
+    for n in range(2):
+        assert post(client, ASK, {"question": ""}, key=widget_key, REMOTE_ADDR=f"10.0.0.{n}").status_code == 400
+    response = post(client, ASK, {"question": QUESTION}, key=widget_key, REMOTE_ADDR="10.0.0.9")
     assert response.status_code == 429
     assert 0 < int(response["Retry-After"]) <= 60
     assert "throttled" in response.json()["detail"]
@@ -224,8 +231,7 @@ def test_key_rate_limit_gives_429_with_retry_after(client, widget_key, other_key
 
 
 def test_client_ip_rate_limit_gives_429_per_ip(client, widget_key, other_key, settings):
-    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK,
-                               "DEFAULT_THROTTLE_RATES": {"widget_key": "100/min", "client_ip": "2/min"}}
+    rates(settings, ip="2/min")
     assert post(client, ASK, {"question": ""}, key=widget_key).status_code == 400
     assert post(client, ASK, {"question": ""}, key=other_key).status_code == 400
     response = post(client, ASK, {"question": QUESTION}, key=widget_key)
@@ -233,9 +239,52 @@ def test_client_ip_rate_limit_gives_429_per_ip(client, widget_key, other_key, se
     assert post(client, ASK, {"question": ""}, key=widget_key, REMOTE_ADDR="10.0.0.7").status_code == 400
 
 
+def test_one_visitor_cannot_use_up_the_key_for_everyone(client, widget_key, settings):
+    """The per-IP limit is checked first and a refusal stops there: a flood from one IP costs the key only
+    what that IP was allowed, so other visitors still get answers."""
+    rates(settings, ip="3/min")
+    widget_key.rate_limit = "10/min"
+    widget_key.save()
+    statuses = [post(client, ASK, {"question": ""}, key=widget_key, REMOTE_ADDR="10.6.6.6").status_code
+                for _ in range(60)]
+    assert statuses == [400] * 3 + [429] * 57
+    for n in range(7):
+        assert post(client, ASK, {"question": ""}, key=widget_key, REMOTE_ADDR=f"10.1.1.{n}").status_code == 400
+    assert post(client, ASK, {"question": ""}, key=widget_key, REMOTE_ADDR="10.1.1.99").status_code == 429
+
+
+def test_the_default_ip_rate_is_well_below_the_default_key_rate():
+    from django.conf import settings as live
+    from rest_framework.throttling import SimpleRateThrottle
+
+    ip = SimpleRateThrottle.parse_rate(None, live.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]["client_ip"])
+    key = SimpleRateThrottle.parse_rate(None, WidgetKey._meta.get_field("rate_limit").default)
+    assert ip[0] / ip[1] * 4 <= key[0] / key[1]
+
+
+def test_daily_quota_gives_429_until_midnight_utc(client, widget_key, other_key, settings):
+    from datetime import datetime, timezone
+
+    rates(settings)
+    widget_key.daily_quota = 3
+    widget_key.save()
+    for n in range(3):
+        assert post(client, ASK, {"question": ""}, key=widget_key, REMOTE_ADDR=f"10.2.2.{n}").status_code == 400
+    response = post(client, ASK, {"question": QUESTION}, key=widget_key, REMOTE_ADDR="10.2.2.50")
+    assert response.status_code == 429
+    now = datetime.now(timezone.utc)
+    to_midnight = 86400 - (now.hour * 3600 + now.minute * 60 + now.second)
+    assert to_midnight - 5 <= int(response["Retry-After"]) <= to_midnight + 1
+    assert "daily quota" in response.json()["detail"]
+    assert post(client, ASK, {"question": ""}, key=other_key).status_code == 400
+    widget_key.daily_quota = 10
+    widget_key.save()
+    assert post(client, ASK, {"question": ""}, key=widget_key, REMOTE_ADDR="10.2.2.51").status_code == 400
+    assert not OraculoQuery.objects.exists()
+
+
 def test_a_forged_forwarded_for_header_does_not_escape_the_ip_limit(client, widget_key, settings):
-    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK,
-                               "DEFAULT_THROTTLE_RATES": {"widget_key": "100/min", "client_ip": "2/min"}}
+    rates(settings, ip="2/min")
     for n in range(2):
         assert post(client, ASK, {"question": ""}, key=widget_key, HTTP_X_FORWARDED_FOR=f"1.2.3.{n}").status_code == 400
     response = post(client, ASK, {"question": ""}, key=widget_key, HTTP_X_FORWARDED_FOR="1.2.3.99")
@@ -243,8 +292,7 @@ def test_a_forged_forwarded_for_header_does_not_escape_the_ip_limit(client, widg
 
 
 def test_staff_is_not_throttled(client, staff, library, settings):
-    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK,
-                               "DEFAULT_THROTTLE_RATES": {"widget_key": "1/min", "client_ip": "1/min"}}
+    rates(settings, key="1/min", ip="1/min")
     for _ in range(3):
         assert post(client, ASK, {"question": ""}).status_code == 400
     assert post(client, ASK, {"question": QUESTION, "app": library}).status_code == 200
@@ -293,16 +341,19 @@ def test_other_endpoints_get_no_cors_headers(client, widget_key):
 # --- feedback -----------------------------------------------------------------------------------------------
 
 
-def asked(client: APIClient, key: WidgetKey) -> int:
-    response = post(client, ASK, {"question": QUESTION}, key=key)
+def asked(client: APIClient, key: WidgetKey | None, **body) -> tuple[int, str]:
+    response = post(client, ASK, {"question": QUESTION, **body}, key=key)
     assert response.status_code == 200
-    return response.json()["query_id"]
+    return response.json()["query_id"], response.json()["feedback_token"]
 
 
-def test_feedback_from_the_asking_key_is_recorded_once(client, widget_key):
-    query_id = asked(client, widget_key)
-    response = post(client, feedback_url(query_id), {"helpful": False, "comment": "Too vague"}, key=widget_key,
-                    HTTP_ORIGIN=ORIGIN)
+NOT_FOUND = {"detail": "No query with this id and feedback token."}
+
+
+def test_feedback_with_the_token_from_the_asking_key_is_recorded_once(client, widget_key):
+    query_id, token = asked(client, widget_key)
+    response = post(client, feedback_url(query_id), {"helpful": False, "comment": "Too vague",
+                                                     "feedback_token": token}, key=widget_key, HTTP_ORIGIN=ORIGIN)
     assert response.status_code == 200, response.content
     body = response.json()
     assert body["query_id"] == query_id and body["helpful"] is False and body["comment"] == "Too vague"
@@ -310,48 +361,58 @@ def test_feedback_from_the_asking_key_is_recorded_once(client, widget_key):
     row = OraculoQuery.objects.get(pk=query_id)
     assert row.helpful is False and row.feedback_comment == "Too vague" and row.feedback_at is not None
 
-    again = post(client, feedback_url(query_id), {"helpful": True}, key=widget_key)
+    again = post(client, feedback_url(query_id), {"helpful": True, "feedback_token": token}, key=widget_key)
     assert again.status_code == 409
     assert again.json() == {"detail": "Feedback on this query was already recorded; it is accepted only once."}
     assert OraculoQuery.objects.get(pk=query_id).helpful is False
 
 
-def test_feedback_from_another_key_or_user_is_403(client, widget_key, other_key, staff):
-    query_id = asked(client, widget_key)
-    for key in (other_key, None):
-        response = post(client, feedback_url(query_id), {"helpful": True}, key=key)
-        assert response.status_code == 403
-        assert response.json()["detail"] == ("Only the widget key or user that asked this question may give "
-                                             "feedback on it.")
+def test_the_public_key_alone_cannot_write_or_preempt_feedback(client, widget_key):
+    """Anyone can read a widget key from a page: without the token /ask gave the visitor, feedback is refused,
+    and the visitor's own feedback still goes in afterwards."""
+    query_id, token = asked(client, widget_key)
+    for body in ({"helpful": False}, {"helpful": False, "feedback_token": ""},
+                 {"helpful": False, "feedback_token": "0" * 64},
+                 {"helpful": False, "feedback_token": asked(client, widget_key)[1]}):
+        response = post(client, feedback_url(query_id), body, key=widget_key)
+        assert (response.status_code, response.json()) == (404, NOT_FOUND)
+    assert OraculoQuery.objects.get(pk=query_id).feedback_at is None
+    assert post(client, feedback_url(query_id), {"helpful": True, "feedback_token": token},
+                key=widget_key).status_code == 200
+
+
+def test_missing_and_not_yours_answer_the_same_404(client, widget_key, other_key, staff):
+    query_id, token = asked(client, widget_key)
+    client.logout()
+    unknown = post(client, feedback_url(987654), {"helpful": True, "feedback_token": token}, key=widget_key)
+    other = post(client, feedback_url(query_id), {"helpful": True, "feedback_token": token}, key=other_key)
+    client.force_login(staff)
+    user = post(client, feedback_url(query_id), {"helpful": True, "feedback_token": token})
+    for response in (unknown, other, user):
+        assert (response.status_code, response.json()) == (404, NOT_FOUND)
     assert OraculoQuery.objects.get(pk=query_id).feedback_at is None
 
 
 def test_feedback_from_the_asking_user(client, staff, library):
-    query_id = post(client, ASK, {"question": QUESTION, "app": library}).json()["query_id"]
-    response = post(client, feedback_url(query_id), {"helpful": True})
+    query_id, token = asked(client, None, app=library)
+    response = post(client, feedback_url(query_id), {"helpful": True, "feedback_token": token})
     assert response.status_code == 200 and response.json()["comment"] == ""
     assert OraculoQuery.objects.get(pk=query_id).helpful is True
 
 
-def test_feedback_on_an_unknown_query_is_404(client, widget_key):
-    response = post(client, feedback_url(987654), {"helpful": True}, key=widget_key)
-    assert response.status_code == 404
-    assert response.json() == {"detail": "No query with id 987654."}
-
-
 @pytest.mark.parametrize(("body", "field"), [
     ({}, "helpful"), ({"helpful": "perhaps"}, "helpful"), ({"helpful": True, "comment": 3}, "comment"),
-    ({"helpful": True, "stars": 5}, "stars"),
+    ({"helpful": True, "stars": 5}, "stars"), ({"helpful": True, "feedback_token": 5}, "feedback_token"),
 ])
 def test_invalid_feedback_is_400(client, widget_key, body, field):
-    query_id = asked(client, widget_key)
+    query_id, _ = asked(client, widget_key)
     response = post(client, feedback_url(query_id), body, key=widget_key)
     assert response.status_code == 400 and field in response.json()
 
 
 def test_feedback_needs_credentials(client, widget_key):
-    query_id = asked(client, widget_key)
-    assert post(client, feedback_url(query_id), {"helpful": True}).status_code == 401
+    query_id, token = asked(client, widget_key)
+    assert post(client, feedback_url(query_id), {"helpful": True, "feedback_token": token}).status_code == 401
 
 
 # --- OpenAPI ------------------------------------------------------------------------------------------------

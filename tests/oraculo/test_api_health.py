@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import pytest
+from django.contrib.auth.models import User
 from django.db import OperationalError, connections
 from rest_framework.test import APIClient
 
@@ -13,9 +14,31 @@ pytestmark = pytest.mark.django_db
 HEALTH = "/api/v1/health"
 
 
-def test_healthy_without_an_llm(settings):
-    before = get_embedder().calls
+@pytest.fixture
+def staff() -> APIClient:
+    client = APIClient()
+    client.force_authenticate(User.objects.create_user("staff", is_staff=True))
+    return client
+
+
+def test_anonymous_callers_learn_only_ok_or_unavailable(monkeypatch, fake_llm):
+    assert APIClient().get(HEALTH).json() == {"status": "ok"}
+    user = APIClient()
+    user.force_authenticate(User.objects.create_user("someone"))
+    assert user.get(HEALTH).json() == {"status": "ok"}
+
+    def unreachable(*args, **kwargs):
+        raise OperationalError("connection refused")
+
+    monkeypatch.setattr(type(connections["default"]), "cursor", unreachable)
     response = APIClient().get(HEALTH)
+    monkeypatch.undo()
+    assert (response.status_code, response.json()) == (503, {"status": "unavailable"})
+
+
+def test_healthy_without_an_llm(settings, staff):
+    before = get_embedder().calls
+    response = staff.get(HEALTH)
 
     assert response.status_code == 200
     body = response.json()
@@ -28,19 +51,19 @@ def test_healthy_without_an_llm(settings):
     assert get_embedder().calls == before
 
 
-def test_reports_the_configured_llm_without_calling_it(fake_llm):
-    body = APIClient().get(HEALTH).json()
+def test_reports_the_configured_llm_without_calling_it(fake_llm, staff):
+    body = staff.get(HEALTH).json()
     assert body["llm"] == {"configured": True, "model": MODEL}
     assert fake_llm.requests == []
 
 
-def test_database_down_is_503(monkeypatch):
+def test_database_down_is_503(monkeypatch, staff):
     """Simulates the outage: every new cursor on the default connection fails as an unreachable server does."""
     def unreachable(*args, **kwargs):
         raise OperationalError('connection to server at "127.0.0.1", port 1 failed: Connection refused')
 
     monkeypatch.setattr(type(connections["default"]), "cursor", unreachable)
-    response = APIClient().get(HEALTH)
+    response = staff.get(HEALTH)
     monkeypatch.undo()
 
     assert response.status_code == 503

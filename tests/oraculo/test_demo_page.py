@@ -1,12 +1,15 @@
-"""The demo page: the widget embedded with a demo key that allows the page's own origin; the widget's
-static files exist and stay small."""
+"""The demo page: the widget embedded with the demo key that `manage.py demo_widget_key` made (the page itself
+never writes, nor trusts the Host header); the widget's static files exist and stay small."""
 from __future__ import annotations
 
 import gzip
+import io
 import re
 
 import pytest
 from django.contrib.staticfiles import finders
+from django.core.management import call_command
+from django.core.management.base import CommandError
 
 from oraculo.models import WidgetKey
 
@@ -20,8 +23,13 @@ SCRIPT_TAG = re.compile(r'<script src="(?P<src>[^"]*/oraculo/widget\.js)" data-k
                         r'data-app="(?P<app>[^"]*)" defer></script>')
 
 
-def test_demo_page_embeds_widget_with_a_key_for_its_origin(client, settings):
+def demo_key(*origins: str) -> None:
+    call_command("demo_widget_key", *[arg for o in origins for arg in ("--origin", o)], stdout=io.StringIO())
+
+
+def test_demo_page_embeds_widget_with_the_key_the_command_made(client, settings):
     settings.DEMO_APP = "guide"
+    demo_key("http://testserver")
     response = client.get("/")
     assert response.status_code == 200
     html = response.content.decode()
@@ -31,11 +39,29 @@ def test_demo_page_embeds_widget_with_a_key_for_its_origin(client, settings):
     assert tag["src"] == "/static/oraculo/widget.js"
     key = WidgetKey.objects.get(key=tag["key"])
     assert key.name == "Demo page" and key.app == tag["app"] == "guide" and key.is_active
-    assert key.allows_origin("http://testserver")
+    assert key.allowed_origins == ["http://testserver"]
     assert 'href="?lang=es"' in html
 
 
-def test_spanish_variant_and_second_url_reuse_the_same_key(client):
+def test_the_page_never_writes_and_says_how_to_make_the_key(client, settings):
+    settings.DEMO_APP = "guide"
+    response = client.get("/")
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert not SCRIPT_TAG.search(html) and "manage.py demo_widget_key --origin http://testserver" in html
+    assert not WidgetKey.objects.exists()
+
+
+def test_the_host_header_never_becomes_an_allowed_origin(client, settings):
+    settings.ALLOWED_HOSTS = ["testserver", "evil.example.com"]
+    demo_key("http://testserver")
+    for _ in range(2):
+        assert client.get("/", HTTP_HOST="evil.example.com", secure=True).status_code == 200
+    assert WidgetKey.objects.get(name="Demo page").allowed_origins == ["http://testserver"]
+
+
+def test_spanish_variant_and_second_url_show_the_same_key(client):
+    demo_key("http://testserver")
     first = SCRIPT_TAG.search(client.get("/").content.decode())["key"]
     response = client.get("/widget/demo/?lang=es")
     assert response.status_code == 200
@@ -45,17 +71,20 @@ def test_spanish_variant_and_second_url_reuse_the_same_key(client):
     assert WidgetKey.objects.filter(name="Demo page").count() == 1
 
 
-def test_a_new_origin_is_added_to_the_existing_key(client, settings):
-    settings.ALLOWED_HOSTS = ["testserver", "help.example.com"]
-    client.get("/")
-    client.get("/", HTTP_HOST="help.example.com", secure=True)
-    client.get("/", HTTP_HOST="help.example.com", secure=True)
+def test_the_command_adds_origins_once_and_refuses_what_is_not_an_origin():
+    demo_key("http://127.0.0.1:8000", "http://localhost:8000")
+    demo_key("http://127.0.0.1:8000/", "https://help.example.com")
     key = WidgetKey.objects.get(name="Demo page")
-    assert key.allowed_origins == ["http://testserver", "https://help.example.com"]
+    assert key.allowed_origins == ["http://127.0.0.1:8000", "http://localhost:8000", "https://help.example.com"]
+    for bad in ("null", "https://help.example.com/path", "help.example.com", "javascript:alert(1)"):
+        with pytest.raises(CommandError, match="--origin"):
+            demo_key(bad)
+    assert WidgetKey.objects.get(name="Demo page").allowed_origins == key.allowed_origins
 
 
 def test_demo_app_follows_settings(client, settings):
     settings.DEMO_APP = "handbook"
+    demo_key("http://testserver")
     tag = SCRIPT_TAG.search(client.get("/").content.decode())
     assert tag["app"] == "handbook"
     assert WidgetKey.objects.get(key=tag["key"]).app == "handbook"

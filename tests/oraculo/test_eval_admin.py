@@ -204,3 +204,56 @@ def test_the_queue_again_action_requeues_a_failed_run_and_explains_a_refusal(adm
     assert "1 run(s) queued again" in html and "is done; only failed runs" in html
     assert EvalRun.objects.get(pk=failed.pk).status == EvalRun.Status.QUEUED
     assert EvalRun.objects.get(pk=done.pk).status == EvalRun.Status.DONE
+
+
+@pytest.mark.django_db
+def test_the_evaluate_page_needs_the_permission_to_view_queries(client, asked):
+    user = User.objects.create_user("runner", password="pw", is_staff=True)
+    user.user_permissions.add(Permission.objects.get(codename="add_evalrun"))
+    client.force_login(user)
+    assert client.get(reverse(EVALUATE)).status_code == 403
+    user.user_permissions.add(Permission.objects.get(codename="view_oraculoquery"))
+    client.force_login(User.objects.get(pk=user.pk))
+    assert client.get(reverse(EVALUATE)).status_code == 200
+
+
+@pytest.mark.django_db
+def test_queue_again_needs_the_change_permission(client, library):
+    from oraculo.eval_actions import eval_run_create
+    from oraculo.evaluation import eval_params_build
+    from oraculo.questions import LabelledQuestion
+
+    run = eval_run_create(questions=[LabelledQuestion("Q")], params=eval_params_build(app=library))
+    EvalRun.objects.filter(pk=run.pk).update(status=EvalRun.Status.FAILED, error="boom")
+    user = User.objects.create_user("viewer", password="pw", is_staff=True)
+    user.user_permissions.set(Permission.objects.filter(codename__in=["view_evalrun", "view_oraculoquery"]))
+    client.force_login(user)
+    changelist = reverse("admin:oraculo_evalrun_changelist")
+    assert "queue_again" not in client.get(changelist).content.decode()
+    client.post(changelist, {"action": "queue_again", "_selected_action": [run.pk]})
+    assert EvalRun.objects.get(pk=run.pk).status == EvalRun.Status.FAILED
+    user.user_permissions.add(Permission.objects.get(codename="change_evalrun"))
+    client.force_login(User.objects.get(pk=user.pk))
+    assert "queue_again" in client.get(changelist).content.decode()
+    client.post(changelist, {"action": "queue_again", "_selected_action": [run.pk]})
+    assert EvalRun.objects.get(pk=run.pk).status == EvalRun.Status.QUEUED
+
+
+@pytest.mark.django_db
+def test_other_peoples_runs_need_the_permission_to_view_queries(client, library):
+    from oraculo.eval_actions import eval_run_create
+    from oraculo.evaluation import eval_params_build
+    from oraculo.questions import LabelledQuestion
+
+    owner = User.objects.create_user("owner", is_staff=True)
+    run = eval_run_create(questions=[LabelledQuestion("a real user's question")],
+                          params=eval_params_build(app=library), created_by=owner)
+    user = User.objects.create_user("viewer", password="pw", is_staff=True)
+    user.user_permissions.add(Permission.objects.get(codename="view_evalrun"))
+    client.force_login(user)
+    page = reverse("admin:oraculo_evalrun_change", args=[run.pk])
+    assert client.get(page).status_code == 403
+    assert client.get(reverse("admin:oraculo_evalrun_csv", args=[run.pk])).status_code == 403
+    user.user_permissions.add(Permission.objects.get(codename="view_oraculoquery"))
+    client.force_login(User.objects.get(pk=user.pk))
+    assert client.get(page).status_code == 200

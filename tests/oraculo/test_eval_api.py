@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import pytest
-from django.contrib.auth.models import User
+from django.contrib.auth.models import Permission, User
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
@@ -13,11 +13,24 @@ from tests.oraculo.test_eval_worker import run_worker
 CREATE = "/api/v1/eval-runs"
 
 
+ALL_PERMISSIONS = ("add_evalrun", "view_evalrun", "view_oraculoquery")
+
+
+def staff_user(name: str, *codenames: str) -> User:
+    user = User.objects.create_user(name, is_staff=True)
+    user.user_permissions.set(Permission.objects.filter(codename__in=codenames))
+    return user
+
+
+def client_for(user: User) -> APIClient:
+    client = APIClient()
+    client.force_authenticate(user)
+    return client
+
+
 @pytest.fixture
 def staff(db) -> APIClient:
-    client = APIClient()
-    client.force_authenticate(User.objects.create_user("staff", is_staff=True))
-    return client
+    return client_for(staff_user("staff", *ALL_PERMISSIONS))
 
 
 @pytest.mark.django_db
@@ -96,13 +109,72 @@ def test_only_staff_may_use_it(library):
 
 @pytest.mark.django_db
 def test_a_staff_token_works_and_unknown_runs_are_404(library):
-    token = Token.objects.create(user=User.objects.create_user("robot", is_staff=True))
+    token = Token.objects.create(user=staff_user("robot", *ALL_PERMISSIONS))
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
     response = client.post(CREATE, {"questions": ["Q"], "app": library}, format="json")
     assert response.status_code == 202
     assert client.get(f"{CREATE}/{response.json()['id']}").status_code == 200
     assert client.get(f"{CREATE}/999999").status_code == 404
+
+
+@pytest.mark.django_db
+def test_is_staff_alone_is_not_enough(library):
+    """Any staff token used to queue runs and read every run; now the admin's model permissions are needed."""
+    bare = client_for(staff_user("bare"))
+    assert bare.post(CREATE, {"questions": ["Q"], "app": library}, format="json").status_code == 403
+    reader = client_for(staff_user("reader", "view_evalrun"))
+    assert reader.post(CREATE, {"questions": ["Q"], "app": library}, format="json").status_code == 403
+    run_id = client_for(staff_user("writer", "add_evalrun", "view_evalrun")).post(
+        CREATE, {"questions": ["Q"], "app": library}, format="json").json()["id"]
+    assert bare.get(f"{CREATE}/{run_id}").status_code == 403
+    assert EvalRun.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_evaluating_the_question_log_needs_the_permission_to_view_queries(library):
+    OraculoQuery.objects.create(question="a real user's question", app=library)
+    client = client_for(staff_user("writer", "add_evalrun", "view_evalrun"))
+    response = client.post(CREATE, {"app": library}, format="json")
+    assert response.status_code == 403 and "view queries" in response.json()["detail"]
+    assert client.post(CREATE, {"questions": ["Q"], "app": library}, format="json").status_code == 202
+    assert client_for(staff_user("analyst", *ALL_PERMISSIONS)).post(
+        CREATE, {"app": library}, format="json").status_code == 202
+
+
+@pytest.mark.django_db
+def test_other_peoples_runs_need_the_permission_to_view_queries(staff, library):
+    run_id = staff.post(CREATE, {"app": library, "questions": ["Q"]}, format="json").json()["id"]
+    assert staff.get(f"{CREATE}/{run_id}").status_code == 200
+    other = client_for(staff_user("other", "add_evalrun", "view_evalrun"))
+    assert other.get(f"{CREATE}/{run_id}").json() == {"detail": "No such evaluation run."}
+    assert client_for(staff_user("analyst", "view_evalrun", "view_oraculoquery")).get(
+        f"{CREATE}/{run_id}").status_code == 200
+
+
+@pytest.mark.django_db
+def test_runs_queued_or_running_are_capped_per_person(staff, library, settings):
+    settings.EVAL_MAX_ACTIVE_RUNS_PER_USER = 2
+    body = {"questions": ["Q"], "app": library}
+    first, second = (staff.post(CREATE, body, format="json").json()["id"] for _ in range(2))
+    refused = staff.post(CREATE, body, format="json")
+    assert refused.status_code == 429 and int(refused["Retry-After"]) > 0
+    assert refused.json() == {"detail": "You already have 2 evaluation run(s) queued or running (at most 2); "
+                                        "wait until one finishes."}
+    assert client_for(staff_user("colleague", *ALL_PERMISSIONS)).post(CREATE, body, format="json").status_code == 202
+    EvalRun.objects.filter(pk=first).update(status=EvalRun.Status.DONE)
+    assert staff.post(CREATE, body, format="json").status_code == 202
+    assert EvalRun.objects.count() == 4
+
+
+@pytest.mark.django_db
+def test_queueing_is_throttled_per_person(staff, library, settings):
+    settings.EVAL_MAX_ACTIVE_RUNS_PER_USER = 100
+    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {
+        **settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"], "eval_runs": "2/hour"}}
+    body = {"questions": ["Q"], "app": library}
+    assert [staff.post(CREATE, body, format="json").status_code for _ in range(3)] == [202, 202, 429]
+    assert client_for(staff_user("colleague", *ALL_PERMISSIONS)).post(CREATE, body, format="json").status_code == 202
 
 
 def test_the_schema_documents_both_endpoints(admin_client):

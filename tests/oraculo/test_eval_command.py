@@ -135,3 +135,14 @@ def test_from_the_shell_bad_arguments_exit_with_code_2():
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 2
     assert "invalid choice: 'xml'" in result.stderr
+
+
+@pytest.mark.django_db
+def test_user_text_is_printed_literally_and_the_run_is_still_saved(library):
+    """A question is not rich markup: "[/x]" used to crash the table before --save stored the run."""
+    from oraculo.models import EvalRun
+
+    question = "Why does [/x] or [bold]this[/bold] appear in my password reset?"
+    out, _ = run("--question", question, "--app", library, "--save")
+    assert "[/x]" in out and "[bold]this[/bold]" in out
+    assert EvalRun.objects.get().results.get().question == question

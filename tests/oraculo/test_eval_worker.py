@@ -47,7 +47,7 @@ def test_the_worker_completes_the_run(library, monkeypatch):
     assert len(run.sweep["rows"]) == 4
     for row in run.results.all():
         assert set(row.variants) == {"baseline", "trim"} and not row.error
-    assert DBTaskResult.objects.get().status == "SUCCESSFUL"
+    assert DBTaskResult.objects.get(task_path="oraculo.tasks.eval_run_task").status == "SUCCESSFUL"
 
 
 @pytest.mark.django_db
@@ -110,3 +110,92 @@ def test_a_running_run_is_queued_again_only_once_its_worker_went_silent(library)
     done.update(status=EvalRun.Status.DONE)
     with pytest.raises(ValueError, match="is done"):
         eval_run_requeue(run_id=run.pk)
+
+
+@pytest.mark.django_db
+def test_a_stalled_run_is_queued_again_without_anyone_and_completed(library, monkeypatch, settings):
+    """Its worker was killed: the next run a worker starts first queues the silent one again."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    settings.EVAL_STALLED_AFTER = 60
+    stalled = eval_run_create(questions=[LabelledQuestion("How do I reset my password?")],
+                              params=eval_params_build(app=library))
+    EvalRun.objects.filter(pk=stalled.pk).update(status=EvalRun.Status.RUNNING, attempt=1, progress=0,
+                                                 heartbeat_at=timezone.now() - timedelta(seconds=61))
+    DBTaskResult.objects.all().delete()  # its task was taken by the worker that died
+    fresh = eval_run_create(questions=[LabelledQuestion("When are invoices sent?")],
+                            params=eval_params_build(app=library))
+    assert EvalRun.objects.get(pk=stalled.pk).status == EvalRun.Status.QUEUED
+    run_worker(monkeypatch)
+    for run in (stalled, fresh):
+        run.refresh_from_db()
+        assert run.status == EvalRun.Status.DONE and run.progress == 1, run.error
+    assert stalled.attempt == 3  # the dead worker's 1, the requeue's 2, the new worker's 3
+
+
+@pytest.mark.django_db
+def test_a_requeued_run_and_its_slow_original_worker_cannot_both_write(library, monkeypatch, settings):
+    """The original worker pauses after its first question (as a hung one does); meanwhile the run is queued
+    again and a second worker completes it. When the original wakes up it writes nothing more."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from oraculo import eval_actions
+
+    settings.EVAL_STALLED_AFTER = 60
+    real_run = eval_actions.evaluation_run
+    run = eval_run_create(questions=[LabelledQuestion("How do I reset my password?"),
+                                     LabelledQuestion("When are invoices sent?")],
+                          params=eval_params_build(app=library))
+    seen = {}
+
+    def slow_original(*, questions, params, on_progress):
+        """Answers question 1, then stalls; the run is requeued and redone by another worker meanwhile."""
+        on_progress(1, 2, {"variants": {"baseline": {"stale": True}}})
+        EvalRun.objects.filter(pk=run.pk).update(heartbeat_at=timezone.now() - timedelta(seconds=61))
+        monkeypatch.setattr(eval_actions, "evaluation_run", real_run)
+        assert eval_actions.eval_runs_requeue_stalled() == [run.pk]
+        eval_run_execute(run_id=run.pk)
+        seen["after_second_worker"] = list(EvalRun.objects.filter(pk=run.pk).values_list("status", "attempt"))
+        on_progress(2, 2, {"variants": {"baseline": {"stale": True}}})
+        pytest.fail("the superseded worker went on writing")
+
+    monkeypatch.setattr(eval_actions, "evaluation_run", slow_original)
+    eval_run_execute(run_id=run.pk)
+    assert seen["after_second_worker"] == [(EvalRun.Status.DONE, 3)]
+    run.refresh_from_db()
+    assert run.status == EvalRun.Status.DONE and run.progress == 2 and not run.error
+    rows = list(run.results.order_by("position"))
+    assert len(rows) == 2 and all(set(r.variants) == {"baseline", "trim"} for r in rows)
+
+
+@pytest.mark.django_db
+def test_each_claim_leaves_a_watchdog_that_requeues_a_silent_attempt(library, monkeypatch, settings):
+    """No person, no new run: the watchdog task deferred at the claim finds the attempt silent and queues the
+    run again; a live attempt only gets its watchdog deferred once more."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from oraculo.eval_actions import _claim, eval_run_watch
+
+    settings.EVAL_STALLED_AFTER = 60
+    run = eval_run_create(questions=[LabelledQuestion("Q")], params=eval_params_build(app=library))
+    attempt = _claim(run_id=run.pk)
+    watchdog = DBTaskResult.objects.get(task_path="oraculo.tasks.eval_run_watchdog_task")
+    assert watchdog.args_kwargs["kwargs"] == {"run_id": run.pk, "attempt": attempt}
+    assert watchdog.run_after > timezone.now() + timedelta(seconds=59)
+
+    eval_run_watch(run_id=run.pk, attempt=attempt)  # alive: looks again later
+    assert EvalRun.objects.get(pk=run.pk).status == EvalRun.Status.RUNNING
+    assert DBTaskResult.objects.filter(task_path="oraculo.tasks.eval_run_watchdog_task").count() == 2
+
+    EvalRun.objects.filter(pk=run.pk).update(heartbeat_at=timezone.now() - timedelta(seconds=61))
+    eval_run_watch(run_id=run.pk, attempt=attempt)
+    run.refresh_from_db()
+    assert run.status == EvalRun.Status.QUEUED and run.attempt == attempt + 1
+    eval_run_watch(run_id=run.pk, attempt=attempt)  # a stale watchdog changes nothing
+    assert EvalRun.objects.get(pk=run.pk).attempt == attempt + 1

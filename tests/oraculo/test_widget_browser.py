@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 import pytest
+from django.core.management import call_command
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -26,7 +27,7 @@ CORS = {"Access-Control-Allow-Origin": SITE, "Access-Control-Allow-Headers": "co
         "Access-Control-Allow-Methods": "POST, OPTIONS", "Access-Control-Expose-Headers": "Retry-After"}
 
 ANSWER = {
-    "query_id": 41, "answer_mode": "llm",
+    "query_id": 41, "feedback_token": "f" * 64, "answer_mode": "llm",
     "answer": "Open the sign-in page and click \"Forgot password\" [1]. The link expires after 30 minutes [2] [9].",
     "sources": [
         {"id": 7, "title": "Managing your account", "heading_path": ["# Managing your account", "## Resetting your password"],
@@ -125,6 +126,7 @@ def test_demo_page_question_answer_and_feedback_end_to_end(page, live_server, se
     from oraculo.models import OraculoQuery, WidgetKey
 
     settings.DEMO_APP = "guide"
+    call_command("demo_widget_key", "--origin", live_server.url)
     report = directory_ingest(paths=[FIXTURE_DOCS / "en"], app="guide", source_type="en",
                               url_prefix="https://docs.example.com/en")
     assert not report.failed, report.failed
@@ -170,6 +172,7 @@ def test_demo_page_question_answer_and_feedback_end_to_end(page, live_server, se
 
 @pytest.mark.django_db(transaction=True)
 def test_demo_page_keyboard_and_spanish(page, live_server):
+    call_command("demo_widget_key", "--origin", live_server.url)
     page.goto(f"{live_server.url}/?lang=es")
     toggle = page.get_by_role("button", name="Ayuda", exact=True)
     toggle.focus()
@@ -288,7 +291,7 @@ def test_negative_feedback_then_thanks_and_spanish_strings(page):
     page.get_by_role("button", name="No, no me ha sido útil").click()
     page.get_by_text("¡Gracias por tu opinión!").wait_for()
     assert site.requests[-1]["url"] == f"{SERVER}/api/v1/queries/41/feedback"
-    assert site.requests[-1]["body"] == {"helpful": False}
+    assert site.requests[-1]["body"] == {"helpful": False, "feedback_token": "f" * 64}
     assert page.get_by_role("button", name="Sí, me ha sido útil").is_disabled()
 
 

@@ -60,12 +60,14 @@ class Command(BaseCommand):
         self.stdout.write(
             f"{prefix}{report.count('added')} added, {report.count('updated')} updated, "
             f"{report.count('unchanged')} unchanged, {len(report.removed)} removed, {report.count('skipped')} skipped, "
+            f"{report.count('outside')} links outside the folder, {report.count('too_large')} too large, "
             f"{len(report.failed)} failed; {report.chunks} chunks in {report.seconds:.1f}s "
             f"({report.embed_seconds:.1f}s embedding)"
         )
         for result in report.results:
-            if result.status == "skipped":
-                self.stdout.write(f"skipped {result.source_path}: {result.error}")
+            if result.status in ("skipped", "outside", "too_large"):
+                self.stdout.write(f"{result.status.replace('_', ' ')}: {result.source_path}: {result.error}"
+                                  if result.status != "skipped" else f"skipped {result.source_path}: {result.error}")
         if report.failed:
             raise CommandError(f"{len(report.failed)} file(s) failed: "
                                + "; ".join(f"{r.source_path}: {r.error}" for r in report.failed))

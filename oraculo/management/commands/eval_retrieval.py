@@ -9,6 +9,7 @@ from django.core.management.base import BaseCommand, CommandError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text  # user text as Text, never markup: a question may contain "[/x]"
 
 from biblioteca.embeddings import EmbeddingError
 from oraculo.eval_actions import eval_run_save
@@ -153,7 +154,7 @@ class Command(BaseCommand):
             base, trim = r["variants"].get("baseline", {}), r["variants"].get("trim", {})
             before = base.get("tokens", trim.get("tokens_before"))
             reduction = (f"{100 * (1 - trim['tokens'] / before):.0f}%" if trim and before else "-")
-            row = [str(i), r["question"], _fmt(before), _fmt(trim.get("tokens")), reduction,
+            row = [str(i), Text(r["question"]), _fmt(before), _fmt(trim.get("tokens")), reduction,
                    _fmt(trim.get("overlap_vs_baseline")), _fmt(base.get("top_score", trim.get("top_score"))),
                    f"{_fmt(base.get('latency_ms'))}/{_fmt(trim.get('latency_ms'))}"]
             if labelled_run:
@@ -162,7 +163,7 @@ class Command(BaseCommand):
             if report.params.synthesize:
                 row += [_fmt(r.get("answer_similarity")),
                         f"{_mark(base.get('cites_source') if base else None)}/"
-                        f"{_mark(trim.get('cites_source') if trim else None)}", r.get("error", "")]
+                        f"{_mark(trim.get('cites_source') if trim else None)}", Text(r.get("error", ""))]
             table.add_row(*row)
         console.print(table)
         lines = [f"questions {s['questions']} · top_k {s['top_k']} · trim_threshold {s['trim_threshold']:g} · "

@@ -197,7 +197,7 @@
       });
       add(region, el("h3", "sources-h", null, T.sources), list);
     } else region.appendChild(el("p", "status", null, T.noSources));
-    if (qid) region.appendChild(feedback(qid));
+    if (qid && a.feedback_token) region.appendChild(feedback(qid, String(a.feedback_token)));
   }
 
   /* Thumb icon (Feather, MIT), drawn so it needs no emoji font; CSS turns it down for "No". */
@@ -210,7 +210,7 @@
     return svg;
   }
 
-  function feedback(qid) {
+  function feedback(qid, token) {
     var msg = el("p", "feedback-msg", { role: "status" });
     var btns = [true, false].map(function (helpful) {
       var b = el("button", "thumb", { "aria-label": helpful ? T.yesLabel : T.noLabel, "aria-pressed": "false" });
@@ -223,7 +223,7 @@
       }
       b.addEventListener("click", function () {
         set(true, "sending", "");
-        post("/queries/" + encodeURIComponent(qid) + "/feedback", { helpful: helpful }).then(function (res) {
+        post("/queries/" + encodeURIComponent(qid) + "/feedback", { helpful: helpful, feedback_token: token }).then(function (res) {
           if (res.ok || res.status === 409) set(true, "thanks", T.thanks);
           else set(false, "error", errorText(res));
         }, function () { set(false, "error", T.network); });

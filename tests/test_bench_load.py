@@ -1,0 +1,29 @@
+"""bench/load.py measures this machine only, within bounds."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+import load  # noqa: E402
+
+
+@pytest.mark.parametrize("args", [
+    ["--url", "http://example.com:8000", "--token", "t"],
+    ["--url", "http://10.0.0.1:8000", "--token", "t"],
+    ["--url", "https://127.0.0.1:8000", "--token", "t"],
+    ["--clients", "500", "--token", "t"],
+    ["--duration", "3600", "--token", "t"],
+    ["--url", "http://127.0.0.1:8000"],
+])
+def test_refuses_anything_but_a_bounded_loopback_run(args, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        load.main(args)
+    assert exit_.value.code == 2
+
+
+def test_percentiles():
+    values = [float(v) for v in range(1, 101)]
+    assert (load.percentile(values, 50), load.percentile(values, 95), load.percentile(values, 99)) == (50, 95, 99)
