@@ -12,6 +12,7 @@ SHARED = ROOT.parent / "shared"
 def setup() -> None:
     sys.path.insert(0, str(ROOT))
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    os.environ.setdefault("DEBUG", "true")  # benches run on a development machine, like `make run`
     import django
 
     django.setup()

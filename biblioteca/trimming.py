@@ -43,7 +43,6 @@ class TrimParams:
     heading_weight: float = 0.5
     spread_factor: float | None = None
     companions: bool = False
-    keep_first: int = 0
 
     def __post_init__(self) -> None:
         if not -1.0 <= self.threshold <= 1.0:
@@ -222,12 +221,12 @@ def trim_chunks(chunks: Sequence[TrimInput], query_vector: np.ndarray, params: T
         drop_margin = None if drop_margin is None else min(drop_margin, spread)
     floor = overall - relative_margin if overall is not None and relative_margin is not None else None
     out: list[TrimOutput] = []
-    for position, (chunk, chunk_scores, chunk_best) in enumerate(zip(chunks, scores, best_cosine)):
+    for chunk, chunk_scores, chunk_best in zip(chunks, scores, best_cosine):
         n = len(chunk.spans)
         if n == 0:
             out.append(TrimOutput(chunk.text, ()))
             continue
-        if (position >= params.keep_first and drop_margin is not None and overall_cosine is not None
+        if (drop_margin is not None and overall_cosine is not None
                 and chunk_best < overall_cosine - drop_margin and chunk_best < params.threshold):
             out.append(TrimOutput("", (), dropped=True))
             continue
