@@ -85,7 +85,7 @@ HYBRID_MAX_DF_SHARE = 0.25
 @dataclass(frozen=True)
 class HybridParams:
     """Reciprocal rank fusion: a chunk scores `weight / (rrf_k + rank)` on each side that ranks it; `k1` and
-    `b` are BM25's term-frequency saturation and length normalisation."""
+    `b` are BM25's saturation and length normalisation."""
 
     candidates: int = 40
     rrf_k: int = 60
@@ -124,25 +124,25 @@ term_weights AS MATERIALIZED (
     WHERE t.df BETWEEN 1 AND %(max_df)s - 1 AND t.df <= %(max_df_share)s * greatest(library.size, 1)
 )"""
 
-# The vector side walks the HNSW index. The lexical side is BM25 on the GIN index: per chunk, each question term
-# it holds adds its weight, saturated by how often it occurs (ts_rank of the one term, which grows as 1 + 1/4 +
-# 1/9 ... with the occurrences) and normalised by the chunk's length against the matched chunks' mean length.
+# The vector side walks the HNSW index. The lexical side is BM25 on the GIN index, counting whether a chunk holds
+# a term rather than how often (chunks are short, and reading every matched chunk's positions measured no better):
+# each question term it holds adds its weight, normalised by the chunk's length against the matched chunks' mean.
 _HYBRID_SQL = """
-WITH vector_side AS (
-    SELECT c.id, row_number() OVER (ORDER BY c.embedding <=> %(vector)s::vector) AS rank
-    FROM (SELECT c.id, c.embedding FROM {chunk} c JOIN {document} d ON d.id = c.document_id
-          WHERE {scope} ORDER BY c.embedding <=> %(vector)s::vector LIMIT %(candidates)s) c
+WITH question AS MATERIALIZED (SELECT %(vector)s::vector AS vector),
+vector_side AS (
+    SELECT c.id, row_number() OVER (ORDER BY c.distance) AS rank
+    FROM (SELECT c.id, c.embedding <=> (SELECT vector FROM question) AS distance
+          FROM {chunk} c JOIN {document} d ON d.id = c.document_id
+          WHERE {scope} ORDER BY c.embedding <=> (SELECT vector FROM question) LIMIT %(candidates)s) c
 ),""" + _TERMS_SQL + """,
 matches AS (
-    SELECT c.id, w.weight, greatest(c.search_length, 1) AS length,
-           ts_rank(c.search_vector, w.query, 0) / ts_rank('x'::tsvector, 'x'::tsquery, 0) AS frequency
+    SELECT c.id, w.weight, greatest(c.search_length, 1) AS length
     FROM term_weights w JOIN {chunk} c ON c.search_vector @@ w.query JOIN {document} d ON d.id = c.document_id
     WHERE {scope}
 ),
 lexical_side AS (
     SELECT id, row_number() OVER (ORDER BY score DESC, id) AS rank
-    FROM (SELECT id, sum(weight * frequency * (%(k1)s + 1)
-                         / (frequency + %(k1)s * (1 - %(b)s + %(b)s * length / mean_length))) AS score
+    FROM (SELECT id, sum(weight * (%(k1)s + 1) / (1 + %(k1)s * (1 - %(b)s + %(b)s * length / mean_length))) AS score
           FROM (SELECT m.*, avg(m.length) OVER () AS mean_length FROM matches m) m
           GROUP BY id ORDER BY score DESC, id LIMIT %(candidates)s) best
 ),
@@ -155,8 +155,9 @@ fused AS (
     ORDER BY fused DESC, v.rank NULLS LAST LIMIT %(top_k)s
 )
 SELECT c.id, c.document_id, c.chunk_index, c.heading_path, c.text, c.start_offset, c.end_offset, c.token_count,
-       c.embedding_model, {document_columns}, 1 - (c.embedding <=> %(vector)s::vector) AS score, f.fused,
-       f.vector_rank, f.lexical_rank
+       c.embedding_model, {document_columns}, 1 - (c.embedding <=> (SELECT vector FROM question)) AS score,
+       f.fused, f.vector_rank, f.lexical_rank,
+       (SELECT json_object_agg(lexeme, weight) FROM term_weights) AS query_terms
 FROM fused f JOIN {chunk} c ON c.id = f.id JOIN {document} d ON d.id = c.document_id
 ORDER BY f.fused DESC, f.vector_rank NULLS LAST
 """
@@ -200,6 +201,9 @@ def hybrid_chunk_search(*, query_vector: np.ndarray, query_text: str, top_k: int
         chunk.document = Document.from_db(raw.db, ["id", *_DOCUMENT_FIELDS], [
             chunk.document_id, *(getattr(chunk, f"document__{f}") for f in _DOCUMENT_FIELDS)])
         chunk.score = float(chunk.score)
+        if isinstance(chunk.query_terms, str):
+            chunk.query_terms = json.loads(chunk.query_terms)
+        chunk.query_terms = {k: float(v) for k, v in (chunk.query_terms or {}).items()}
     return chunks
 
 
