@@ -14,6 +14,8 @@ from functools import lru_cache
 import numpy as np
 from django.conf import settings
 
+from biblioteca.query_cache import normalise_question, query_vector_get, query_vector_key, query_vector_put
+
 
 class EmbeddingError(RuntimeError):
     """The embedding model failed or answered something unusable."""
@@ -26,7 +28,8 @@ def normalise(vectors: np.ndarray) -> np.ndarray:
 
 
 class Embedder:
-    """Base class: counts calls, so callers and tests can prove when no embedding happened."""
+    """Base class: counts calls (and query-cache hits), so callers and tests can prove when no embedding
+    happened."""
 
     model_name: str
     dimensions: int
@@ -34,6 +37,7 @@ class Embedder:
     def __init__(self) -> None:
         self.calls = 0
         self.texts_embedded = 0
+        self.cache_hits = 0
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         texts = list(texts)
@@ -44,9 +48,24 @@ class Embedder:
         return self._checked(self._embed(texts, is_query=False), len(texts))
 
     def embed_query(self, text: str) -> np.ndarray:
+        """The question's vector, from the query-vector cache when this question (normalised) was seen."""
+        question = normalise_question(text)
+        key = query_vector_key(identity=self.query_identity(), question=question)
+        if key is not None:
+            cached = query_vector_get(key=key, dimensions=self.dimensions)
+            if cached is not None:
+                self.cache_hits += 1
+                return cached
         self.calls += 1
         self.texts_embedded += 1
-        return self._checked(self._embed([text], is_query=True), 1)[0]
+        vector = self._checked(self._embed([question], is_query=True), 1)[0]
+        if key is not None:
+            query_vector_put(key=key, vector=vector)
+        return vector
+
+    def query_identity(self) -> str:
+        """Everything besides the question that decides a query vector."""
+        return f"{type(self).__name__}|{self.model_name}|{self.dimensions}"
 
     def _checked(self, vectors: np.ndarray, count: int) -> np.ndarray:
         vectors = np.atleast_2d(np.asarray(vectors, dtype=np.float32))
@@ -102,6 +121,9 @@ class OpenAIEmbedder(Embedder):
         self.send_input_type = send_input_type
         self._client = OpenAI(base_url=base_url or None, api_key=api_key or "not-needed",
                               timeout=timeout, max_retries=max_retries)
+
+    def query_identity(self) -> str:
+        return f"{super().query_identity()}|{self.query_prefix}|{self.send_input_type}"
 
     def _embed(self, texts: list[str], *, is_query: bool) -> np.ndarray:
         import openai

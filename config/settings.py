@@ -196,3 +196,15 @@ if not DEBUG:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=True)
     CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=True)
+
+# Query-vector cache: a repeated question (same model, same normalised text) costs no embedding. Its own cache
+# alias on the CACHE_URL backend, so vectors never evict throttle counters; in memory it holds at most
+# QUERY_VECTOR_CACHE_SIZE vectors per process, in Redis/Memcached entries expire after the timeout.
+QUERY_VECTOR_CACHE = env.bool("QUERY_VECTOR_CACHE", default=True)
+QUERY_VECTOR_CACHE_SIZE = env.int("QUERY_VECTOR_CACHE_SIZE", default=4096)
+QUERY_VECTOR_CACHE_TIMEOUT = env.int("QUERY_VECTOR_CACHE_TIMEOUT", default=7 * 24 * 3600)
+CACHES["query_vectors"] = {**CACHES["default"], "KEY_PREFIX": "oraculo-qv", "TIMEOUT": QUERY_VECTOR_CACHE_TIMEOUT}
+if CACHES["default"]["BACKEND"].endswith("LocMemCache"):
+    CACHES["query_vectors"].update(LOCATION="oraculo-query-vectors",
+                                   OPTIONS={**CACHES["default"].get("OPTIONS", {}),
+                                            "MAX_ENTRIES": QUERY_VECTOR_CACHE_SIZE})
