@@ -6,11 +6,13 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from django.db import connection, connections, transaction
+from django.db import connections
 from django.db.models import Count, QuerySet
 from pgvector.django import CosineDistance
 
 from biblioteca.models import Chunk, Sentence
+from biblioteca.vector_session import vector_search_session
+from config.replicas import read_connection, replica_reads
 
 
 def stored_embedding_models() -> dict[str, int]:
@@ -34,6 +36,7 @@ def _has_iterative_scan(alias: str) -> bool:
     return bool(version) and tuple(int(p) for p in version.split(".")[:2]) >= (0, 8)
 
 
+@replica_reads()
 def chunk_search(*, query_vector: np.ndarray, top_k: int, app: str | None = None,
                  source_type: str | None = None) -> list[Chunk]:
     """The `top_k` chunks nearest the query by cosine, each annotated with `score` (cosine similarity).
@@ -47,12 +50,9 @@ def chunk_search(*, query_vector: np.ndarray, top_k: int, app: str | None = None
     if source_type:
         qs = qs.filter(document__source_type=source_type)
     qs = qs.annotate(distance=CosineDistance("embedding", query_vector)).order_by("distance")[:top_k]
-    if (app or source_type) and _has_iterative_scan(qs.db):
-        with transaction.atomic(using=qs.db), connections[qs.db].cursor() as cursor:
-            cursor.execute("SET LOCAL hnsw.iterative_scan = strict_order")
-            chunks = list(qs)
-    else:
-        chunks = list(qs)
+    alias = qs.db
+    with vector_search_session(alias=alias, iterative=bool(app or source_type) and _has_iterative_scan(alias)):
+        chunks = list(qs.using(alias))
     for chunk in chunks:
         chunk.score = 1.0 - float(chunk.distance)
     return chunks
@@ -66,6 +66,7 @@ class StoredSentences:
     vectors: np.ndarray
 
 
+@replica_reads()
 def sentences_for_chunks(chunk_ids: Sequence[int]) -> dict[int, StoredSentences]:
     """Stored sentences of the given chunks, in order; chunks without any are absent.
 
@@ -75,7 +76,7 @@ def sentences_for_chunks(chunk_ids: Sequence[int]) -> dict[int, StoredSentences]
     if not chunk_ids:
         return {}
     table = Sentence._meta.db_table
-    with connection.cursor() as cursor:
+    with read_connection(Sentence).cursor() as cursor:
         cursor.execute(
             f"SELECT chunk_id, start_offset, end_offset, vector_send(embedding) FROM {table} "
             "WHERE chunk_id = ANY(%s) ORDER BY chunk_id, position",
