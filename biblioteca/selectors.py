@@ -29,7 +29,7 @@ def pgvector_version(*, using: str = "default") -> str:
     return row[0] if row else ""
 
 
-@lru_cache(maxsize=1)
+@lru_cache(maxsize=8)
 def _has_iterative_scan(alias: str) -> bool:
     """pgvector >= 0.8 can keep walking the HNSW graph until the filters are satisfied."""
     version = pgvector_version(using=alias)
