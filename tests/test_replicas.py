@@ -50,10 +50,7 @@ def streaming_replica(django_db_setup, django_db_blocker) -> StreamingReplica:
         connections[REPLICA].close()
         del connections[REPLICA]
         del connections.settings[REPLICA]
-        replica.stop()
-        import shutil
-
-        shutil.rmtree(replica.pgdata, ignore_errors=True)
+        replica.remove()
 
 
 @pytest.fixture
