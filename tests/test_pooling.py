@@ -33,7 +33,9 @@ QUESTION = "When is the lighthouse lamp cleaned?"
 
 
 def show_ef_search() -> str:
+    """The connection's value; pgvector registers the setting when its library loads, so load it first."""
     with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
+        cursor.execute("SELECT '[1]'::vector")
         cursor.execute("SHOW hnsw.ef_search")
         return cursor.fetchone()[0]
 
