@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from django.db import connection, connections, transaction
+from django.db import connections
 from django.db.models import Count, QuerySet
 from pgvector import Vector
 from pgvector.django import CosineDistance
@@ -15,6 +15,8 @@ from pgvector.django import CosineDistance
 from biblioteca.models import Chunk, Document, Sentence
 from biblioteca.passages import Piece
 from biblioteca.text.lexical import lexical_text
+from biblioteca.vector_session import vector_search_session
+from config.replicas import read_connection, replica_reads
 
 
 def stored_embedding_models() -> dict[str, int]:
@@ -52,13 +54,11 @@ def _nearest(run: Callable[[], list[Chunk]], *, alias: str, filtered: bool) -> l
     With a filter, the HNSW index alone returns its `ef_search` nearest chunks and the filter then drops those of
     other apps: an app among many could get fewer than `top_k`, or none. An iterative scan prevents that.
     """
-    if filtered and _has_iterative_scan(alias):
-        with transaction.atomic(using=alias), connections[alias].cursor() as cursor:
-            cursor.execute("SET LOCAL hnsw.iterative_scan = strict_order")
-            return run()
-    return run()
+    with vector_search_session(alias=alias, iterative=filtered and _has_iterative_scan(alias)):
+        return run()
 
 
+@replica_reads()
 def chunk_search(*, query_vector: np.ndarray, top_k: int, app: str | None = None,
                  source_type: str | None = None, query_text: str | None = None,
                  hybrid: HybridParams | None = None) -> list[Chunk]:
@@ -172,6 +172,7 @@ def _scope(app: str | None, source_type: str | None) -> str:
     return " AND ".join(scope)
 
 
+@replica_reads()
 def query_term_weights(*, text: str, app: str | None = None, source_type: str | None = None,
                        max_df: int = HYBRID_MAX_DF, max_df_share: float = HYBRID_MAX_DF_SHARE) -> dict[str, float]:
     """The question's index terms (stems, as the chunks were indexed) and their rarity weights."""
@@ -179,12 +180,13 @@ def query_term_weights(*, text: str, app: str | None = None, source_type: str | 
         return {}
     sql = ("WITH " + _TERMS_SQL + " SELECT lexeme, weight FROM term_weights").format(
         chunk=Chunk._meta.db_table, document=Document._meta.db_table, scope=_scope(app, source_type))
-    with connection.cursor() as cursor:
+    with read_connection(Chunk).cursor() as cursor:
         cursor.execute(sql, {"text": lexical_text(text), "app": app, "source_type": source_type, "max_df": max_df,
                              "max_df_share": max_df_share})
         return {lexeme: float(weight) for lexeme, weight in cursor.fetchall()}
 
 
+@replica_reads()
 def hybrid_chunk_search(*, query_vector: np.ndarray, query_text: str, top_k: int, app: str | None,
                         source_type: str | None, params: HybridParams) -> list[Chunk]:
     """Vector and full-text rankings fused by reciprocal rank, in one round trip; see `_HYBRID_SQL`."""
@@ -210,13 +212,14 @@ def hybrid_chunk_search(*, query_vector: np.ndarray, query_text: str, top_k: int
 NEIGHBOUR_REACH = 4
 
 
+@replica_reads()
 def chunk_neighbours(*, hits: Sequence[tuple[int, int]], reach: int = NEIGHBOUR_REACH) -> dict[int, list[Piece]]:
     """Per document, its chunks within `reach` positions of the given (document id, chunk index) hits, in
     order: what a passage can grow into. One indexed read of (document, chunk_index)."""
     if not hits:
         return {}
     documents, indexes = zip(*set(hits))
-    with connection.cursor() as cursor:
+    with read_connection(Chunk).cursor() as cursor:
         cursor.execute(
             f"SELECT DISTINCT c.id, c.document_id, c.chunk_index, c.heading_path::text, c.text, c.start_offset, "
             f"c.end_offset FROM {Chunk._meta.db_table} c "
@@ -241,6 +244,7 @@ class StoredSentences:
     vectors: np.ndarray
 
 
+@replica_reads()
 def sentences_for_chunks(chunk_ids: Sequence[int]) -> dict[int, StoredSentences]:
     """Stored sentences of the given chunks, in order; chunks without any are absent.
 
@@ -250,7 +254,7 @@ def sentences_for_chunks(chunk_ids: Sequence[int]) -> dict[int, StoredSentences]
     if not chunk_ids:
         return {}
     table = Sentence._meta.db_table
-    with connection.cursor() as cursor:
+    with read_connection(Sentence).cursor() as cursor:
         cursor.execute(
             f"SELECT chunk_id, start_offset, end_offset, vector_send(embedding) FROM {table} "
             "WHERE chunk_id = ANY(%s) ORDER BY chunk_id, position",
