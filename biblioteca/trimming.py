@@ -107,6 +107,7 @@ _FIELD = re.compile(r"(?:[-*+][ \t]+)?(?:\*\*|__)?[^\W\d_][\w ()/-]{0,30}:(?:\*\
 _FIELD_MAX = 160
 
 
+@lru_cache(maxsize=50_000)
 def _shape(unit: str) -> str:
     if _HEADING.match(unit):
         return "heading"
@@ -167,7 +168,7 @@ def lexical_evidence(chunk: TrimInput, query_terms: Mapping[str, float], *, head
 
     def share(text: str) -> float:
         found = _unit_terms(text, chunk.language)
-        return sum(w for t, w in query_terms.items() if t in found) / total
+        return sum(query_terms[t] for t in found.intersection(query_terms)) / total
 
     heading_share = share(chunk.heading) if chunk.heading else 0.0
     out = np.zeros(n, dtype=np.float32)
