@@ -84,3 +84,11 @@ def test_default_selection_can_be_limited_to_one_app():
     assert [q.question for q in recent_questions(app="billing")] == ["billing two", "billing one"]
     assert [q.question for q in recent_questions(app="nothing")] == []
     assert len(recent_questions()) == 3
+
+
+def test_gold_is_read_as_the_expected_answer_and_other_keys_are_ignored():
+    from oraculo.questions import questions_parse
+
+    (question,) = questions_parse(text='{"id": "en-01", "lang": "en", "question": "Port?", "gold": "8000"}',
+                                  name="set.jsonl")
+    assert (question.question, question.expected_answer) == ("Port?", "8000")
