@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/docs_qa.py [--dataset fastapi|xquad] [--langs en es] [--top-k 5]
         [--compare "RETRIEVAL_HYBRID=false" "RETRIEVAL_HYBRID=true"] [--limit N] [--output FILE]
+    .venv/bin/python bench/docs_qa.py --qa-file my_questions.jsonl --corpus "docs/{lang}" --langs en
 
 Ingests each language's documents into its own app (re-runs skip unchanged files), embeds every question once,
 then for each configuration (SETTING=value pairs, space-separated; none means today's settings) retrieves the
@@ -14,6 +15,8 @@ Datasets (from ../shared/qa):
 - fastapi: docs_dev/fastapi_qa.jsonl over corpus/fastapi_en|es. A hit is the README's: the gold text, white
   space collapsed and lower-cased, inside a returned passage treated the same way.
 - xquad: xquad_dev/qa_LANG.jsonl over its docs_LANG articles; a hit is the harness's answer_in_context.
+- your own (`--qa-file`, `--corpus`): lines like fastapi's (`lang`, `kind`, `question`, `gold`), counted the
+  same way, over the folder `--corpus` names for each language.
 """
 from __future__ import annotations
 
@@ -93,6 +96,13 @@ def xquad(langs: list[str]) -> tuple[dict[str, Path], list[Question], Callable]:
 
 
 DATASETS = {"fastapi": fastapi, "xquad": xquad}
+
+
+def custom(path: Path, corpus: str, langs: list[str]) -> tuple[dict[str, Path], list[Question], Callable]:
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    questions = [Question(r["lang"], r.get("kind", "question"), r["question"], (r["gold"],))
+                 for r in rows if r["lang"] in langs]
+    return {lang: Path(corpus.format(lang=lang)) for lang in langs}, questions, readme_hit
 
 
 def app_name(dataset: str, lang: str) -> str:
@@ -191,10 +201,16 @@ def main() -> None:
     parser.add_argument("--compare", nargs="+", default=[""], metavar="CONFIG")
     parser.add_argument("--limit", type=int, default=None, help="first N questions per language")
     parser.add_argument("--output", type=Path, default=None, help="write every outcome as JSON")
+    parser.add_argument("--qa-file", type=Path, default=None, help="your own labelled questions (JSONL)")
+    parser.add_argument("--corpus", default="", help="with --qa-file: the docs folder, {lang} for the language")
     args = parser.parse_args()
     sys.stdout.reconfigure(line_buffering=True)
 
-    folders, questions, hit = DATASETS[args.dataset](args.langs)
+    if args.qa_file:
+        args.dataset = "custom"
+        folders, questions, hit = custom(args.qa_file, args.corpus, args.langs)
+    else:
+        folders, questions, hit = DATASETS[args.dataset](args.langs)
     if args.limit:
         questions = [q for lang in args.langs for q in [q for q in questions if q.lang == lang][:args.limit]]
     for lang, folder in folders.items():
