@@ -248,15 +248,15 @@ class StoredSentences:
 def sentences_for_chunks(chunk_ids: Sequence[int]) -> dict[int, StoredSentences]:
     """Stored sentences of the given chunks, in order; chunks without any are absent.
 
-    The vectors travel in pgvector's binary form (`vector_send`: two int16 headers, then big-endian
-    float32s): parsing the text form costs several milliseconds per query, this costs a fraction of one.
+    The vectors travel in pgvector's binary form (`halfvec_send`: two int16 headers, then big-endian
+    float16s): parsing the text form costs several milliseconds per query, this costs a fraction of one.
     """
     if not chunk_ids:
         return {}
     table = Sentence._meta.db_table
     with read_connection(Sentence).cursor() as cursor:
         cursor.execute(
-            f"SELECT chunk_id, start_offset, end_offset, vector_send(embedding) FROM {table} "
+            f"SELECT chunk_id, start_offset, end_offset, halfvec_send(embedding) FROM {table} "
             "WHERE chunk_id = ANY(%s) ORDER BY chunk_id, position",
             [list(chunk_ids)],
         )
@@ -266,6 +266,6 @@ def sentences_for_chunks(chunk_ids: Sequence[int]) -> dict[int, StoredSentences]
         grouped.setdefault(chunk_id, []).append((start, end, bytes(raw)))
     out: dict[int, StoredSentences] = {}
     for chunk_id, items in grouped.items():
-        vectors = np.stack([np.frombuffer(raw, dtype=">f4", offset=4) for _, _, raw in items]).astype(np.float32)
+        vectors = np.stack([np.frombuffer(raw, dtype=">f2", offset=4) for _, _, raw in items]).astype(np.float32)
         out[chunk_id] = StoredSentences([(start, end) for start, end, _ in items], vectors)
     return out

@@ -50,3 +50,29 @@ def test_existing_chunks_get_a_language_and_a_search_vector_and_keep_their_vecto
     assert "'maxconnections'" in indexed and "'connections'" in indexed  # the identifier, whole and in parts
     assert length > 10
     assert embedding.endswith(",1]")
+
+
+def test_sentence_vectors_become_half_precision_in_place():
+    old = migrate([("biblioteca", "0002_lexical_search")])
+    Document, Chunk = old.get_model("biblioteca", "Document"), old.get_model("biblioteca", "Chunk")
+    Sentence = old.get_model("biblioteca", "Sentence")
+    document = Document.objects.create(app="t-halfvec", source_path="a.md", title="A", content_hash="0" * 16)
+    chunk = Chunk.objects.create(document=document, chunk_index=0, heading_path=[], text="One. Two.",
+                                 start_offset=0, end_offset=9, token_count=4, embedding=[0.05] * 384,
+                                 embedding_model="some-model")
+    vector = [((i % 7) - 3) / 10 for i in range(384)]
+    Sentence.objects.create(chunk=chunk, position=0, start_offset=0, end_offset=4, text="One.", embedding=vector)
+    with connection.cursor() as cursor:
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+    calls = get_embedder().calls
+
+    migrate([("biblioteca", "0003_sentence_halfvec")])
+
+    assert get_embedder().calls == calls
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_typeof(embedding)::text, embedding::text FROM biblioteca_sentence "
+                       "WHERE chunk_id = %s", [chunk.pk])
+        kind, stored = cursor.fetchone()
+    assert kind == "halfvec"
+    values = [float(x) for x in stored.strip("[]").split(",")]
+    assert max(abs(a - b) for a, b in zip(values, vector)) < 1e-3
