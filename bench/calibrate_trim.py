@@ -185,6 +185,7 @@ def main() -> None:
     parser.add_argument("--floor", type=float, default=99.0, help="retention floor on prose (XQuAD)")
     parser.add_argument("--docs-floor", type=float, default=98.0, help="retention floor on documentation")
     parser.add_argument("--fresh", action="store_true", help="retrieve again instead of reading var/")
+    parser.add_argument("--curves-only", action="store_true", help="the defaults and their curves, no grid")
     parser.add_argument("--output", type=Path, default=_django.ROOT / "var" / "calibration.json")
     args = parser.parse_args()
 
@@ -204,6 +205,8 @@ def main() -> None:
         print(f"  {name}: retention {keep:.1f}%, cut {cut:.1f}% (exact {exact_reduction(cases, defaults):.1f}%)")
 
     print_curves(sets)
+    if args.curves_only:
+        return
     report = {}
     for family, settings_list in grid().items():
         rows = []
