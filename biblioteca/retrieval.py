@@ -195,14 +195,14 @@ def stored_trim_inputs(chunks: Sequence[RetrievedChunk], *, stored: Mapping[int,
     if stored is None:
         stored = sentences_for_chunks([i for c in chunks for i in c.member_ids])
     inputs: list[TrimInput | None] = []
+    spans = {i: s.spans for i, s in stored.items()}
+    vectors = {i: s.vectors for i, s in stored.items()}
     for chunk in chunks:
         if chunk.layout is None:
             sentences = stored.get(chunk.id)
             inputs.append(trim_input(chunk, sentences.spans, sentences.vectors) if sentences else None)
             continue
-        composed = passage_sentences(chunk.layout, {i: s.spans for i, s in stored.items()},
-                                     {i: s.vectors for i, s in stored.items()},
-                                     dimensions=settings.EMBEDDING_DIMENSIONS)
+        composed = passage_sentences(chunk.layout, spans, vectors, dimensions=settings.EMBEDDING_DIMENSIONS)
         inputs.append(trim_input(chunk, *composed) if composed else None)
     return inputs
 

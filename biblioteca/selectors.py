@@ -261,11 +261,15 @@ def sentences_for_chunks(chunk_ids: Sequence[int]) -> dict[int, StoredSentences]
             [list(chunk_ids)],
         )
         rows = cursor.fetchall()
-    grouped: dict[int, list[tuple[int, int, bytes]]] = {}
-    for chunk_id, start, end, raw in rows:
-        grouped.setdefault(chunk_id, []).append((start, end, bytes(raw)))
+    if not rows:
+        return {}
+    # One buffer for every vector: each row's bytes after its 4-byte header, read as big-endian float16s.
+    vectors = np.frombuffer(b"".join(bytes(raw)[4:] for *_, raw in rows), dtype=">f2").astype(np.float32)
+    vectors = vectors.reshape(len(rows), -1)
     out: dict[int, StoredSentences] = {}
-    for chunk_id, items in grouped.items():
-        vectors = np.stack([np.frombuffer(raw, dtype=">f2", offset=4) for _, _, raw in items]).astype(np.float32)
-        out[chunk_id] = StoredSentences([(start, end) for start, end, _ in items], vectors)
+    first = 0
+    for i in range(1, len(rows) + 1):
+        if i == len(rows) or rows[i][0] != rows[first][0]:
+            out[rows[first][0]] = StoredSentences([(r[1], r[2]) for r in rows[first:i]], vectors[first:i])
+            first = i
     return out
