@@ -17,6 +17,7 @@ from biblioteca.retrieval import RetrievedChunk, retrieve
 from oraculo import actions
 from oraculo.llm import LLMError, llm_configured, synthesize_answer
 from oraculo.models import AnswerMode, WidgetKey
+from oraculo.rendering import render_extractive, render_markdown
 
 EXTRACTIVE_PASSAGES = 3
 NOT_FOUND = {
@@ -40,6 +41,8 @@ class AskResult:
     answer: str
     answer_mode: str
     sources: list[RetrievedChunk]
+    answer_html: str
+    sources_html: list[str]
     trimmed: bool
     tokens_in_context: int
     tokens_before: int
@@ -63,6 +66,14 @@ def extractive_answer(*, question: str, chunks: Sequence[RetrievedChunk]) -> str
         return NOT_FOUND[question_language(question)]
     return "\n\n".join(f"[{n}] {source_label(chunk)}\n{chunk.text.strip()}"
                        for n, chunk in enumerate(chunks[:EXTRACTIVE_PASSAGES], start=1))
+
+
+def answer_html(*, question: str, answer: str, mode: str, chunks: Sequence[RetrievedChunk]) -> str:
+    """The answer as safe HTML: an LLM's markdown rendered whole, an extractive answer passage by passage."""
+    if mode == AnswerMode.LLM or not chunks:
+        return render_markdown(text=answer)
+    shown = chunks[:EXTRACTIVE_PASSAGES]
+    return render_extractive(labels=[source_label(c) for c in shown], passages=[c.text.strip() for c in shown])
 
 
 def resolve_app(*, app: str | None, widget_key: WidgetKey | None) -> str | None:
@@ -107,5 +118,7 @@ def ask(question: str, *, app: str | None = None, source_type: str | None = None
     )
     return AskResult(query_id=query.pk, feedback_token=actions.query_feedback_token(query_id=query.pk),
                      answer=answer, answer_mode=mode.value, sources=list(chunks),
+                     answer_html=answer_html(question=question, answer=answer, mode=mode, chunks=chunks),
+                     sources_html=[render_markdown(text=c.text) for c in chunks],
                      trimmed=retrieval.trimmed, tokens_in_context=retrieval.tokens_in_context,
                      tokens_before=retrieval.tokens_before, latency_ms=latency, llm_model=model, llm_error=error)

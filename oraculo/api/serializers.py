@@ -40,6 +40,7 @@ class SourceSerializer(serializers.Serializer):
     url = serializers.CharField()
     score = RoundedFloatField(help_text="Cosine similarity to the question.")
     content = serializers.CharField(help_text="A `[Doc: ...]` line, then the (possibly trimmed) passage.")
+    html = serializers.CharField(default="", help_text="The passage rendered from markdown and sanitised: safe to insert.")
 
 
 class LatencySerializer(serializers.Serializer):
@@ -53,7 +54,9 @@ class LatencySerializer(serializers.Serializer):
 class AskResponseSerializer(serializers.Serializer):
     query_id = serializers.IntegerField(help_text="Send feedback on this answer to /queries/{query_id}/feedback.")
     feedback_token = serializers.CharField(help_text="Send it with the feedback: only whoever asked has it.")
-    answer = serializers.CharField()
+    answer = serializers.CharField(help_text="Markdown, citing sources as [1], [2]...")
+    answer_html = serializers.CharField(help_text="The answer rendered and sanitised (allow-listed tags, http(s) "
+                                                  "and mailto links only, no images): safe to insert.")
     answer_mode = serializers.ChoiceField(choices=AnswerMode.choices,
                                           help_text="`extractive` when no LLM is configured or it failed.")
     sources = SourceSerializer(many=True)
@@ -61,6 +64,13 @@ class AskResponseSerializer(serializers.Serializer):
     tokens_in_context = serializers.IntegerField()
     tokens_before = serializers.IntegerField(help_text="Tokens of the context before trimming.")
     latency_ms = LatencySerializer()
+
+    def to_representation(self, instance):
+        """Each source's `html` comes beside it from the result (rendering is the service's job)."""
+        data = super().to_representation(instance)
+        for source, html in zip(data["sources"], getattr(instance, "sources_html", None) or [], strict=False):
+            source["html"] = html
+        return data
 
 
 class FeedbackSerializer(StrictInputSerializer):

@@ -65,11 +65,12 @@ def test_widget_key_asks_and_gets_an_llm_answer_with_sources(client, widget_key,
 
     assert response.status_code == 200, response.content
     body = response.json()
-    assert set(body) == {"query_id", "feedback_token", "answer", "answer_mode", "sources", "trimmed",
+    assert set(body) == {"query_id", "feedback_token", "answer", "answer_html", "answer_mode", "sources", "trimmed",
                          "tokens_in_context", "tokens_before", "latency_ms"}
     assert len(body["feedback_token"]) == 64
     assert body["answer_mode"] == "llm" and "[1]" in body["answer"]
-    assert body["sources"] and set(body["sources"][0]) == {"id", "title", "heading_path", "url", "score", "content"}
+    assert body["sources"] and set(body["sources"][0]) == {"id", "title", "heading_path", "url", "score", "content",
+                                                                   "html"}
     assert body["sources"][0]["content"].startswith("[Doc: ")
     assert body["answer"].startswith(f"According to {body['sources'][0]['content'].splitlines()[0]}")
     assert set(body["latency_ms"]) == {"embedding", "search", "trim", "llm", "total"}

@@ -309,3 +309,96 @@ def test_mobile_width_fits_the_screen(browser):
         screenshot(page, "widget-mobile.png")
     finally:
         context.close()
+
+
+# Rendered answers: the server's markdown rendering (the real one) shown by the widget.
+
+RICH_EN = ("To run the docs locally [1]:\n\n1. Install the tools with `make venv`.\n2. Start the server:\n\n"
+           "```sh\nmake run\n```\n\n- Soft line breaks\n  stay in one sentence.\n- See [the guide](https://docs.example.com/en/guide) "
+           "for more [2].")
+RICH_ES = ("Para ver la documentaci\u00f3n en local [1]:\n\n1. Instala las herramientas con `make venv`.\n"
+           "2. Arranca el servidor:\n\n```sh\nmake run\n```\n\n- Los saltos de l\u00ednea del texto\n  no cortan la frase.\n"
+           "- Consulta [la gu\u00eda](https://docs.example.com/es/guia) para m\u00e1s [2].")
+HOSTILE = ('<script>window.pwned=1</script> <img src=x onerror="window.pwned=1"> '
+           '[js](javascript:window.pwned=1) [rel](/admin/) ![tracker](http://evil.test/p.png) '
+           '<a href="https://x.test" onclick="window.pwned=1">raw</a> [ok](https://docs.example.com/ok) [1]\n\n'
+           + "|" + "|".join(f"column {i}" for i in range(60)) + "|\n|" + "---|" * 60 + "\n"
+           + "|" + "|".join("cell" for _ in range(60)) + "|\n")
+
+
+def rendered(answer: str) -> dict:
+    from oraculo.rendering import render_markdown
+
+    sources = [{**s, "html": render_markdown(text="Passage with `code` and\na [link](https://docs.example.com/p).")}
+               for s in ANSWER["sources"]]
+    return {**ANSWER, "answer": answer, "answer_html": render_markdown(text=answer), "sources": sources}
+
+
+@pytest.mark.parametrize(("lang", "answer", "shot"), [("en", RICH_EN, "widget-rendered-en.png"),
+                                                        ("es", RICH_ES, "widget-rendered-es.png")])
+def test_rendered_answer_shows_code_lists_links_and_linked_citations(page, lang, answer, shot):
+    FakeSite(page, lang=lang, api=lambda route, request: FakeSite.reply(route, 200, rendered(answer)))
+    open_widget(page)
+    ask(page, "How do I run the docs?" if lang == "en" else "\u00bfC\u00f3mo veo la documentaci\u00f3n?")
+    text = page.locator("#orw-answer .orw-text")
+    text.locator("ol").wait_for()
+    assert text.locator("ol > li").count() == 2 and text.locator("ul > li").count() == 2
+    assert text.locator("pre code").inner_text().strip() == "make run"
+    font = page.evaluate("getComputedStyle(document.querySelector('#orw-answer .orw-text pre code')).fontFamily")
+    assert "monospace" in font
+    assert "`" not in text.inner_text() and "**" not in text.inner_text() and "](" not in text.inner_text()
+    link = text.locator("a[href^='https://docs.example.com/']")
+    assert link.get_attribute("rel") == "noopener nofollow noreferrer" and link.get_attribute("target") == "_blank"
+    # The source's soft line break is a space: the list item is one line of text.
+    soft = text.locator("ul > li").first.inner_text()
+    assert "\n" not in soft.strip()
+    refs = text.locator("a.orw-ref")
+    assert refs.count() == 2
+    refs.nth(1).click()
+    assert page.evaluate("document.activeElement.id") == "orw-src-41-2"
+    page.locator("#orw-answer .orw-passage summary").first.click()
+    assert page.locator("#orw-answer .orw-passage-text code").first.inner_text() == "code"
+    page.locator("#orw-panel").evaluate("panel => panel.scrollTop = 0")
+    screenshot(page, shot)
+
+
+def test_hostile_markdown_rendered_by_the_server_stays_inert_in_the_browser(page):
+    FakeSite(page, api=lambda route, request: FakeSite.reply(route, 200, rendered(HOSTILE)))
+    open_widget(page)
+    ask(page)
+    text = page.locator("#orw-answer .orw-text")
+    text.locator("table").wait_for()
+    page.wait_for_timeout(200)  # let an injected handler fire, if there were one
+    assert page.evaluate("window.pwned") is None
+    assert page.locator("#orw-answer img, #orw-answer script, #orw-answer [onclick], #orw-answer [onerror]").count() == 0
+    hrefs = text.locator("a:not(.orw-ref)").evaluate_all("links => links.map(a => a.getAttribute('href'))")
+    assert all(h is None or h.startswith("https://") for h in hrefs), hrefs
+    assert "https://docs.example.com/ok" in hrefs
+    assert "tracker" in text.inner_text()  # the image's alt text, nothing loaded
+    table = page.evaluate("""() => { const w = document.querySelector('#orw-answer .orw-table');
+        const p = document.getElementById('orw-panel').getBoundingClientRect();
+        return {scroll: w.scrollWidth, client: w.clientWidth, overflow: getComputedStyle(w).overflowX,
+                panelWidth: p.width}; }""")
+    assert table["scroll"] > table["client"] and table["overflow"] == "auto" and table["panelWidth"] <= 400
+
+
+def test_markup_from_a_hostile_server_is_rebuilt_from_the_allow_list(page):
+    """Even if a server (data-api pointing anywhere) sent unsanitised HTML, the widget keeps only its tags."""
+    evil = ('<p onclick="window.pwned=1" style="position:fixed">p</p><img src=x onerror="window.pwned=1">'
+            '<a href="javascript:window.pwned=1">js</a><iframe src="https://evil.test"></iframe>'
+            '<script>window.pwned=1</script><form action="https://evil.test"><input name=x></form>'
+            '<svg><a href="javascript:window.pwned=1"><text>svg</text></a></svg><a href="https://ok.test/">ok</a>')
+    FakeSite(page, api=lambda route, request: FakeSite.reply(route, 200, {
+        **ANSWER, "answer_html": evil, "sources": [{**ANSWER["sources"][0], "html": evil}]}))
+    open_widget(page)
+    ask(page)
+    page.locator("#orw-answer .orw-sources").wait_for()
+    page.locator("#orw-answer .orw-passage summary").click()
+    page.wait_for_timeout(200)
+    assert page.evaluate("window.pwned") is None
+    bad = ":is(#orw-answer .orw-text, #orw-answer .orw-passage-text) :is(img, iframe, script, form, input, svg, " \
+          "[onclick], [style])"
+    assert page.locator(bad).count() == 0
+    hrefs = page.locator("#orw-answer .orw-text a, #orw-answer .orw-passage-text a").evaluate_all(
+        "links => links.map(a => a.getAttribute('href'))")
+    assert hrefs.count("https://ok.test/") == 2 and all(h is None or h.startswith("https://") for h in hrefs)

@@ -1,6 +1,7 @@
 /* Oraculo help widget, no dependencies. <script src="https://HOST/static/oraculo/widget.js" data-key="wk_..."
  * data-app="guide" defer></script>; optional data-api (server URL; default: this script's origin),
- * data-source-type, data-lang. Server text only ever goes in as text (textContent), never as HTML. */
+ * data-source-type, data-lang. Server text goes in as text (textContent); the server's rendered HTML is rebuilt
+ * node by node from an inert template, allow-listed tags and http(s)/mailto links only. */
 (function () {
   "use strict";
   var d = document, w = window;
@@ -24,7 +25,7 @@
       thanks: "Thanks for your feedback!", empty: "Type a question first.",
       network: "Could not reach the help service. Check your connection and try again.",
       rate: "Too many questions, try again in {n} s.", rateNoWait: "Too many questions, try again shortly.",
-      failed: "Something went wrong ({s}). Try again later.", ref: "Source {n}"
+      failed: "Something went wrong ({s}). Try again later.", ref: "Source {n}", passage: "Show passage"
     },
     es: {
       help: "Ayuda", title: "Pregunta a la documentaci\u00f3n", close: "Cerrar ayuda", label: "Tu pregunta",
@@ -36,7 +37,8 @@
       network: "No se pudo conectar con el servicio de ayuda. Comprueba tu conexi\u00f3n e int\u00e9ntalo de nuevo.",
       rate: "Demasiadas preguntas, int\u00e9ntalo de nuevo en {n} s.",
       rateNoWait: "Demasiadas preguntas, int\u00e9ntalo de nuevo en un momento.",
-      failed: "Algo ha fallado ({s}). Int\u00e9ntalo m\u00e1s tarde.", ref: "Fuente {n}"
+      failed: "Algo ha fallado ({s}). Int\u00e9ntalo m\u00e1s tarde.", ref: "Fuente {n}",
+      passage: "Ver fragmento"
     }
   }[lang];
 
@@ -159,25 +161,57 @@
     } catch (e) { return ""; }
   }
 
+  /* The server sends sanitised HTML; it is still rebuilt here from an inert <template>, keeping only these tags
+   * and links to http(s)/mailto, so the page never trusts markup it did not make itself. */
+  var TAGS = /^(P|BR|HR|STRONG|EM|DEL|S|CODE|PRE|BLOCKQUOTE|UL|OL|LI|A|H[1-6]|TABLE|THEAD|TBODY|TR|TH|TD)$/;
+  function html(source, cites) {
+    var t = d.createElement("template"), out = d.createDocumentFragment();
+    t.innerHTML = String(source || "");
+    (function copy(from, to, inert) {
+      [].forEach.call(from.childNodes, function (n) {
+        if (n.nodeType === 3) return to.appendChild(inert ? d.createTextNode(n.data) : citeText(n.data, cites));
+        if (n.nodeType !== 1 || /^(SCRIPT|STYLE|TEMPLATE)$/.test(n.tagName)) return;
+        if (!TAGS.test(n.tagName)) return copy(n, to, inert);
+        var e = d.createElement(n.tagName), href = n.tagName === "A" && n.getAttribute("href");
+        if (href && /^(https?|mailto):/i.test(href)) {
+          e.href = href; e.target = "_blank"; e.rel = "noopener nofollow noreferrer";
+        }
+        if (n.tagName === "OL" && n.getAttribute("start")) e.start = parseInt(n.getAttribute("start"), 10) || 1;
+        if (n.tagName === "TABLE") { var wrap = el("div", "table"); to.appendChild(wrap).appendChild(e); }
+        else to.appendChild(e);
+        copy(n, e, inert || /^(A|CODE|PRE)$/.test(n.tagName));
+      });
+    })(t.content, out, false);
+    return out;
+  }
+
+  /* "[n]" in text becomes a link to the n-th source; anything else stays text. */
+  function citeText(text, cites) {
+    var f = d.createDocumentFragment();
+    text.split(/(\[\d+\])/).forEach(function (part) {
+      var m = /^\[(\d+)\]$/.exec(part), n = m && +m[1];
+      if (n && cites && n <= cites.n) {
+        var ref = el("a", "ref", { href: "#" + id("src-" + cites.q + "-" + n), "aria-label": T.ref.replace("{n}", n) }, "[" + n + "]");
+        ref.addEventListener("click", function (e) {
+          e.preventDefault();
+          var target = d.getElementById(id("src-" + cites.q + "-" + n));
+          if (target) { target.focus(); target.scrollIntoView({ block: "nearest" }); }
+        });
+        f.appendChild(ref);
+      } else if (part) f.appendChild(d.createTextNode(part));
+    });
+    return f;
+  }
+
   function render(a) {
     region.textContent = "";
     var sources = Array.isArray(a.sources) ? a.sources : [];
-    var qid = String(a.query_id == null ? "" : a.query_id);
+    var qid = String(a.query_id == null ? "" : a.query_id), cites = { q: qid, n: sources.length };
     if (a.answer_mode === "extractive") region.appendChild(el("p", "mode", null, T.extractive));
     var text = el("div", "text");
-    /* "[n]" markers become links to the numbered source; everything else is plain text. */
-    String(a.answer).split(/(\[\d+\])/).forEach(function (part) {
-      var m = /^\[(\d+)\]$/.exec(part), n = m && +m[1];
-      if (n && n <= sources.length) {
-        var ref = el("a", "ref", { href: "#" + id("src-" + qid + "-" + n), "aria-label": T.ref.replace("{n}", n) }, "[" + n + "]");
-        ref.addEventListener("click", function (e) {
-          e.preventDefault();
-          var target = d.getElementById(id("src-" + qid + "-" + n));
-          if (target) { target.focus(); target.scrollIntoView({ block: "nearest" }); }
-        });
-        text.appendChild(ref);
-      } else if (part) text.appendChild(d.createTextNode(part));
-    });
+    /* Rendered HTML when the server sends it; the plain answer (as text) from an older server. */
+    if (typeof a.answer_html === "string" && a.answer_html) text.appendChild(html(a.answer_html, cites));
+    else { text.className += " " + P + "plain"; text.appendChild(citeText(String(a.answer), cites)); }
     region.appendChild(text);
 
     if (sources.length) {
@@ -193,6 +227,10 @@
           return String(h).replace(/^#+\s*/, "");
         }).filter(function (h) { return h && h !== title; });
         if (path.length) li.appendChild(el("span", "source-path", null, path.join(" \u203a ")));
+        if (s && typeof s.html === "string" && s.html) {
+          var more = el("details", "passage"), sum = el("summary", "", null, T.passage);
+          add(li, add(more, sum, add(el("div", "passage-text"), html(s.html))));
+        }
         list.appendChild(li);
       });
       add(region, el("h3", "sources-h", null, T.sources), list);
