@@ -15,7 +15,7 @@ from django.utils import timezone
 from django.utils.crypto import constant_time_compare, salted_hmac
 
 from biblioteca.retrieval import RetrievedChunk
-from oraculo.models import DEMO_KEY_NAME, AnswerMode, OraculoQuery, WidgetKey, origin_problem
+from oraculo.models import DEMO_KEY_NAME, AnswerMode, OraculoQuery, QueryVector, WidgetKey, origin_problem
 
 
 class FeedbackError(Exception):
@@ -43,9 +43,11 @@ def query_log_create(*, question: str, app: str | None, source_type: str | None,
                      latency_ms: Mapping[str, float | None], llm_model: str = "", llm_error: str = "",
                      answer_truncated: bool = False, widget_key: WidgetKey | None = None,
                      user: AbstractBaseUser | None = None,
-                     page_url: str = "") -> OraculoQuery:
-    """Log one answered question with what is needed to replay and judge it."""
-    return OraculoQuery.objects.create(
+                     page_url: str = "", question_vector: Sequence[float] | None = None) -> OraculoQuery:
+    """Log one answered question with what is needed to replay and judge it (and, for the gaps dashboard, its
+    best passage's score and its vector)."""
+    query = OraculoQuery.objects.create(
+        top_score=round(max(c.score for c in chunks), 4) if chunks else None,
         question=question, app=app or "", source_type=source_type or "", answer=answer,
         answer_mode=answer_mode, chunk_ids=[c.chunk_id for c in chunks],
         chunk_scores=[round(c.score, 4) for c in chunks], trimmed=trimmed, trim_params=dict(trim_params or {}),
@@ -53,6 +55,9 @@ def query_log_create(*, question: str, app: str | None, source_type: str | None,
         llm_model=llm_model, llm_error=llm_error, answer_truncated=answer_truncated, widget_key=widget_key,
         user=user if user is not None and user.is_authenticated else None, page_url=page_url or "",
     )
+    if question_vector is not None:
+        QueryVector.objects.create(query=query, embedding=[float(x) for x in question_vector])
+    return query
 
 
 def query_feedback_record(*, query_id: int, token: str, helpful: bool, comment: str = "",

@@ -115,6 +115,7 @@ def ask(question: str, *, app: str | None = None, source_type: str | None = None
         trimmed=retrieval.trimmed, trim_params=retrieval.trim_params, tokens_before=retrieval.tokens_before,
         tokens_in_context=retrieval.tokens_in_context, latency_ms=latency, llm_model=model, llm_error=error,
         answer_truncated=truncated, widget_key=widget_key, user=user, page_url=page_url,
+        question_vector=retrieval.query_vector,
     )
     return AskResult(query_id=query.pk, feedback_token=actions.query_feedback_token(query_id=query.pk),
                      answer=answer, answer_mode=mode.value, sources=list(chunks),
