@@ -314,10 +314,12 @@ def test_mobile_width_fits_the_screen(browser):
 # Rendered answers: the server's markdown rendering (the real one) shown by the widget.
 
 RICH_EN = ("To run the docs locally [1]:\n\n1. Install the tools with `make venv`.\n2. Start the server:\n\n"
-           "```sh\nmake run\n```\n\n- Soft line breaks\n  stay in one sentence.\n- See [the guide](https://docs.example.com/en/guide) "
+           "```sh\nmake run\n```\n\n- Soft line breaks\n  stay in one sentence.\n"
+           "- See [the guide](https://docs.example.com/en/guide) "
            "for more [2].")
 RICH_ES = ("Para ver la documentaci\u00f3n en local [1]:\n\n1. Instala las herramientas con `make venv`.\n"
-           "2. Arranca el servidor:\n\n```sh\nmake run\n```\n\n- Los saltos de l\u00ednea del texto\n  no cortan la frase.\n"
+           "2. Arranca el servidor:\n\n```sh\nmake run\n```\n\n"
+           "- Los saltos de l\u00ednea del texto\n  no cortan la frase.\n"
            "- Consulta [la gu\u00eda](https://docs.example.com/es/guia) para m\u00e1s [2].")
 HOSTILE = ('<script>window.pwned=1</script> <img src=x onerror="window.pwned=1"> '
            '[js](javascript:window.pwned=1) [rel](/admin/) ![tracker](http://evil.test/p.png) '
@@ -370,7 +372,8 @@ def test_hostile_markdown_rendered_by_the_server_stays_inert_in_the_browser(page
     text.locator("table").wait_for()
     page.wait_for_timeout(200)  # let an injected handler fire, if there were one
     assert page.evaluate("window.pwned") is None
-    assert page.locator("#orw-answer img, #orw-answer script, #orw-answer [onclick], #orw-answer [onerror]").count() == 0
+    hostile = "#orw-answer img, #orw-answer script, #orw-answer [onclick], #orw-answer [onerror]"
+    assert page.locator(hostile).count() == 0
     hrefs = text.locator("a:not(.orw-ref)").evaluate_all("links => links.map(a => a.getAttribute('href'))")
     assert all(h is None or h.startswith("https://") for h in hrefs), hrefs
     assert "https://docs.example.com/ok" in hrefs
