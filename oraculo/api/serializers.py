@@ -40,7 +40,8 @@ class SourceSerializer(serializers.Serializer):
     url = serializers.CharField()
     score = RoundedFloatField(help_text="Cosine similarity to the question.")
     content = serializers.CharField(help_text="A `[Doc: ...]` line, then the (possibly trimmed) passage.")
-    html = serializers.CharField(default="", help_text="The passage rendered from markdown and sanitised: safe to insert.")
+    html = serializers.CharField(default="",
+                                 help_text="The passage rendered from markdown and sanitised: safe to insert.")
 
 
 class LatencySerializer(serializers.Serializer):

@@ -405,3 +405,75 @@ def test_markup_from_a_hostile_server_is_rebuilt_from_the_allow_list(page):
     hrefs = page.locator("#orw-answer .orw-text a, #orw-answer .orw-passage-text a").evaluate_all(
         "links => links.map(a => a.getAttribute('href'))")
     assert hrefs.count("https://ok.test/") == 2 and all(h is None or h.startswith("https://") for h in hrefs)
+
+
+# Streaming: text shown as it arrives, and the plain request when a stream cannot be had.
+
+@pytest.mark.django_db(transaction=True)
+def test_streamed_text_shows_while_the_llm_is_still_writing(page, live_server, settings, fake_llm):
+    from biblioteca.ingest import directory_ingest
+    from oraculo.models import OraculoQuery
+
+    settings.DEMO_APP = "guide"
+    call_command("demo_widget_key", "--origin", live_server.url)
+    assert not directory_ingest(paths=[FIXTURE_DOCS / "en"], app="guide", source_type="en",
+                                url_prefix="https://docs.example.com/en").failed
+    fake_llm.reset("gated")  # the fake LLM sends its first piece, then waits for the test to let it go on
+    try:
+        page.goto(f"{live_server.url}/widget/demo/")
+        page.get_by_role("button", name="Help", exact=True).click()
+        ask(page, "How do I reset my password?")
+        streaming = page.locator("#orw-answer .orw-text.orw-streaming")
+        streaming.wait_for()
+        assert streaming.inner_text().startswith("According to")
+        assert page.locator("#orw-answer").get_attribute("aria-busy") == "true"
+        assert page.locator("#orw-answer .orw-feedback").count() == 0 and not OraculoQuery.objects.exists()
+        screenshot(page, "widget-streaming.png")
+    finally:
+        fake_llm.gate.set()
+    page.locator("#orw-answer .orw-feedback").wait_for()
+    assert page.locator("#orw-answer .orw-streaming").count() == 0
+    assert page.locator("#orw-answer").get_attribute("aria-busy") is None
+    text = page.locator("#orw-answer .orw-text")
+    assert text.locator("p").count() >= 1 and text.locator("a.orw-ref").count() >= 1
+    query = OraculoQuery.objects.get()
+    assert query.answer_mode == "llm" and query.answer.startswith("According to")
+    assert fake_llm.requests[-1]["body"]["stream"] is True
+
+
+def sse(*events) -> str:
+    return "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in events)
+
+
+def test_a_scripted_stream_is_rendered_from_its_done_event(page):
+    from oraculo.rendering import render_markdown
+
+    done = {**ANSWER, "answer": "Use `make run` [1].", "answer_html": render_markdown(text="Use `make run` [1].")}
+    site = FakeSite(page, api=lambda route, request: route.fulfill(
+        status=200, content_type="text/event-stream", headers=CORS,
+        body=sse(("sources", {"sources": ANSWER["sources"]}), ("delta", {"text": "Use `make"}),
+                 ("delta", {"text": " run` [1]."}), ("done", done))))
+    open_widget(page)
+    ask(page)
+    page.locator("#orw-answer .orw-feedback").wait_for()
+    assert page.locator("#orw-answer .orw-text code").inner_text() == "make run"
+    assert len(site.requests) == 1 and site.requests[0]["headers"]["accept"] == "text/event-stream"
+
+
+@pytest.mark.parametrize("stream_reply", ["406", "cut"])
+def test_without_a_stream_the_widget_asks_again_plainly(page, stream_reply):
+    def api(route, request):
+        if request.headers.get("accept") != "text/event-stream":
+            return FakeSite.reply(route, 200, rendered("Plain answer [1]."))
+        if stream_reply == "406":
+            return FakeSite.reply(route, 406, {"detail": "Could not satisfy the request Accept header."})
+        return route.fulfill(status=200, content_type="text/event-stream", headers=CORS,
+                             body=sse(("sources", {"sources": []}), ("delta", {"text": "Half an ans"})))
+
+    site = FakeSite(page, api=api)
+    open_widget(page)
+    ask(page)
+    page.locator("#orw-answer .orw-feedback").wait_for()
+    assert page.locator("#orw-answer .orw-text").inner_text().startswith("Plain answer")
+    assert [r["headers"].get("accept") for r in site.requests][0] == "text/event-stream"
+    assert len(site.requests) == 2 and site.requests[1]["headers"].get("accept") != "text/event-stream"

@@ -103,17 +103,68 @@
   }
 
   /* No cookies: the API authenticates with the widget key only. Gives up after 60 s like a network error. */
-  function post(path, body) {
+  function send(path, body, accept) {
     var ctl = w.AbortController && new AbortController(), timer = setTimeout(function () { ctl && ctl.abort(); }, 60000);
+    var headers = { "Content-Type": "application/json", "X-Widget-Key": data("key") };
+    if (accept) headers.Accept = accept;
     return fetch(api + path, {
-      method: "POST", credentials: "omit", signal: ctl && ctl.signal, body: JSON.stringify(body),
-      headers: { "Content-Type": "application/json", "X-Widget-Key": data("key") }
-    }).then(function (r) {
-      clearTimeout(timer);
-      return r.text().then(function (t) {
+      method: "POST", credentials: "omit", signal: ctl && ctl.signal, body: JSON.stringify(body), headers: headers
+    }).then(function (r) { r.done = function () { clearTimeout(timer); }; return r; });
+  }
+  function settle(r) {
+    r.done();
+    return r.text().then(function (t) {
+      var j = null;
+      try { j = t ? JSON.parse(t) : null; } catch (err) { /* not JSON: keep null */ }
+      return { ok: r.ok, status: r.status, json: j, retry: r.headers.get("Retry-After") };
+    });
+  }
+  function post(path, body) { return send(path, body).then(settle); }
+
+  /* /ask as server-sent events: `delta` text is shown as it arrives, `done` is the whole answer. Resolves like
+   * post(), or with {again: true} when it cannot stream (an older server, a stream cut before `done`): the
+   * caller then asks once more, plainly. A network error is one, as with post(). */
+  var canStream = !!(w.ReadableStream && w.TextDecoder && w.Response && "body" in Response.prototype);
+  function stream(body) {
+    return send("/ask", body, "text/event-stream").then(function (r) {
+      if (r.status === 406) { r.done(); return { again: true }; }
+      if (!r.ok || !r.body || !/^text\/event-stream/.test(r.headers.get("Content-Type") || "")) return settle(r);
+      var reader = r.body.getReader(), dec = new TextDecoder(), buf = "", out = null, shown = null;
+      function event(block) {
+        var name = "", raw = "";
+        block.split("\n").forEach(function (line) {
+          var m = /^(event|data): ?(.*)$/.exec(line);
+          if (m && m[1] === "event") name = m[2]; else if (m) raw += m[2];
+        });
         var j = null;
-        try { j = t ? JSON.parse(t) : null; } catch (err) { /* not JSON: keep null */ }
-        return { ok: r.ok, status: r.status, json: j, retry: r.headers.get("Retry-After") };
+        try { j = JSON.parse(raw); } catch (err) { return; }
+        if (name === "delta" && j && typeof j.text === "string") {
+          if (!shown) {
+            region.textContent = "";
+            region.setAttribute("aria-busy", "true");
+            shown = region.appendChild(el("div", "text plain streaming"));
+          }
+          shown.appendChild(d.createTextNode(j.text));
+        } else if (name === "done") out = { ok: true, status: 200, json: j };
+        else if (name === "error") out = { ok: false, status: 503, json: j };
+      }
+      function pump() {
+        return reader.read().then(function (c) {
+          if (!c.done) {
+            var parts = (buf += dec.decode(c.value, { stream: true })).split("\n\n");
+            buf = parts.pop();
+            parts.forEach(event);
+            if (!out) return pump();
+            reader.cancel()["catch"](function () { /* already closed */ });
+          }
+          r.done();
+          return out || { again: true };
+        });
+      }
+      /* A stream cut before `done` (a proxy, a dropped connection): the plain request, once. */
+      return pump()["catch"](function () { return { again: true }; }).then(function (res) {
+        region.removeAttribute("aria-busy");
+        return res;
       });
     });
   }
@@ -145,7 +196,8 @@
     var body = { question: q, page_url: location.href };
     if (data("app")) body.app = data("app");
     if (data("source-type")) body.source_type = data("source-type");
-    post("/ask", body).then(function (res) {
+    (canStream ? stream(body).then(function (res) { return res.again ? post("/ask", body) : res; })
+      : post("/ask", body)).then(function (res) {
       if (res.ok && res.json && typeof res.json.answer === "string") render(res.json);
       else status(errorText(res), "error");
     }, function () { status(T.network, "error"); }).then(function () {
