@@ -15,8 +15,10 @@ from django.contrib.auth.models import AbstractBaseUser
 
 from biblioteca.retrieval import RetrievalResult, RetrievedChunk, retrieve
 from oraculo import actions
-from oraculo.llm import LLMError, llm_configured, stream_answer, synthesize_answer
-from oraculo.models import AnswerMode, WidgetKey
+from oraculo.llm import LLMError, llm_configured, rewrite_question, stream_answer, synthesize_answer
+from config.api import ServiceError
+from oraculo.models import AnswerMode, OraculoQuery, WidgetKey
+from oraculo.selectors import query_get_owned, thread_turns
 from oraculo.rendering import render_extractive, render_markdown
 
 EXTRACTIVE_PASSAGES = 3
@@ -32,6 +34,27 @@ _ENGLISH = re.compile(r"\b(?:what|how|which|when|where|can|my|the|a|an|for|with|
 
 class AppNotAllowed(Exception):
     """A widget key answers for its own app only."""
+
+
+class ThreadNotFound(ServiceError):
+    """No previous query with this id and feedback token, or another caller's: one answer for all."""
+
+    status_code = 404
+
+
+THREAD_ANSWER_CHARS = 1500  # of each earlier answer the LLM sees again
+
+
+def contextual_question(*, question: str, previous: OraculoQuery, history: Sequence[tuple[str, str]]) -> str:
+    """What a follow-up searches for: the LLM's standalone rewrite when there is one (and it answers), else the
+    previous question joined to this one, so "and on Windows?" still finds what the thread is about."""
+    limit = 2 * settings.QUERY_MAX_LENGTH
+    if llm_configured():
+        try:
+            return rewrite_question(question=question, history=history, max_chars=limit)
+        except LLMError:
+            pass
+    return f"{previous.question} {question}"[:limit]
 
 
 @dataclass(frozen=True)
@@ -101,6 +124,8 @@ class PreparedAsk:
     retrieval: RetrievalResult
     started: float
     history: list[tuple[str, str]] = field(default_factory=list)
+    previous: OraculoQuery | None = None
+    retrieval_question: str = ""
 
     @property
     def chunks(self) -> list[RetrievedChunk]:
@@ -113,14 +138,26 @@ class PreparedAsk:
 
 def ask_prepare(question: str, *, app: str | None = None, source_type: str | None = None,
                 widget_key: WidgetKey | None = None, user: AbstractBaseUser | None = None,
-                page_url: str = "") -> PreparedAsk:
-    """Check the app, then retrieve the passages for `question`."""
+                page_url: str = "", previous_query_id: int | None = None,
+                previous_token: str = "") -> PreparedAsk:
+    """Check the app (and, for a follow-up, that the caller asked the previous question), then retrieve the
+    passages for `question`, rewritten with its thread's context when it follows another."""
     started = time.perf_counter()
     question = question.strip()
     app = resolve_app(app=app, widget_key=widget_key)
-    retrieval = retrieve(question, trim=None, filters={"app": app, "source_type": source_type or None})
+    previous, history, searched = None, [], question
+    if previous_query_id is not None:
+        previous = query_get_owned(query_id=previous_query_id, token=previous_token, widget_key=widget_key,
+                                   user=user)
+        if previous is None:
+            raise ThreadNotFound("No previous query with this id and feedback token.")
+        turns = thread_turns(previous=previous, turns=settings.THREAD_MAX_TURNS)
+        history = [(t.question, t.answer[:THREAD_ANSWER_CHARS]) for t in turns]
+        searched = contextual_question(question=question, previous=previous, history=history)
+    retrieval = retrieve(searched, trim=None, filters={"app": app, "source_type": source_type or None})
     return PreparedAsk(question=question, app=app, source_type=source_type, widget_key=widget_key, user=user,
-                       page_url=page_url, retrieval=retrieval, started=started)
+                       page_url=page_url, retrieval=retrieval, started=started, history=history,
+                       previous=previous, retrieval_question=searched)
 
 
 def _answered(prepared: PreparedAsk, *, answer: str, mode: AnswerMode, model: str, error: str,
@@ -138,6 +175,7 @@ def _answered(prepared: PreparedAsk, *, answer: str, mode: AnswerMode, model: st
         tokens_before=retrieval.tokens_before, tokens_in_context=retrieval.tokens_in_context, latency_ms=latency,
         llm_model=model, llm_error=error, answer_truncated=truncated, widget_key=prepared.widget_key,
         user=prepared.user, page_url=prepared.page_url, question_vector=retrieval.query_vector,
+        previous=prepared.previous, retrieval_question=prepared.retrieval_question,
     )
     return AskResult(query_id=query.pk, feedback_token=actions.query_feedback_token(query_id=query.pk),
                      answer=answer, answer_mode=mode.value, sources=list(chunks),
@@ -148,10 +186,11 @@ def _answered(prepared: PreparedAsk, *, answer: str, mode: AnswerMode, model: st
 
 
 def ask(question: str, *, app: str | None = None, source_type: str | None = None,
-        widget_key: WidgetKey | None = None, user: AbstractBaseUser | None = None, page_url: str = "") -> AskResult:
+        widget_key: WidgetKey | None = None, user: AbstractBaseUser | None = None, page_url: str = "",
+        previous_query_id: int | None = None, previous_token: str = "") -> AskResult:
     """Answer `question` from the library (scoped to the key's app) and log it as an OraculoQuery."""
     prepared = ask_prepare(question, app=app, source_type=source_type, widget_key=widget_key, user=user,
-                           page_url=page_url)
+                           page_url=page_url, previous_query_id=previous_query_id, previous_token=previous_token)
     return ask_answer(prepared=prepared)
 
 

@@ -17,6 +17,8 @@ from biblioteca.retrieval import RetrievedChunk
 from config.errors import url_credentials_hidden, url_for_messages
 
 PROMPT_TEMPLATE = "oraculo/answer_prompt.txt"
+REWRITE_TEMPLATE = "oraculo/rewrite_prompt.txt"
+REWRITE_PREFIX = "Follow-up question: "
 
 
 class LLMError(Exception):
@@ -145,3 +147,25 @@ def synthesize_answer(*, question: str, chunks: Sequence[RetrievedChunk],
         text = text[:cap].rstrip() + " [...]"
     return LLMAnswer(text=text, model=str(getattr(response, "model", None) or settings.LLM_MODEL)[:200],
                      truncated=truncated)
+
+
+def rewrite_question(*, question: str, history: Sequence[tuple[str, str]], max_chars: int) -> str:
+    """`question` rewritten by the LLM to stand alone, given the thread's earlier (question, answer) turns; for
+    retrieval only. Cut at `max_chars`; LLMError on any failure or an empty reply."""
+    if not llm_configured():
+        raise LLMError("no LLM is configured (set LLM_MODEL and LLM_BASE_URL or LLM_API_KEY)")
+    client = get_client()
+    where = url_for_messages(client.base_url)
+    conversation = "\n".join(f"Q: {q}\nA: {a}" for q, a in history)
+    messages = [{"role": "system", "content": render_to_string(REWRITE_TEMPLATE, {}).strip()},
+                {"role": "user", "content": f"Conversation:\n{conversation}\n\n{REWRITE_PREFIX}{question}"}]
+    try:
+        response = client.chat.completions.create(model=settings.LLM_MODEL, messages=messages, max_tokens=120)
+    except Exception as exc:  # noqa: BLE001 (every failure is an LLMError)
+        raise _failure(exc, where) from exc
+    choices = getattr(response, "choices", None) or []
+    message = getattr(choices[0], "message", None) if choices else None
+    text = " ".join((getattr(message, "content", None) or "").split())
+    if not text:
+        raise LLMError(f"the LLM ({settings.LLM_MODEL}) returned an empty rewrite")
+    return text[:max_chars]

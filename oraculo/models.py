@@ -94,6 +94,12 @@ class OraculoQuery(models.Model):
     """One real question asked through the API, with everything needed to replay and judge it."""
 
     question = models.TextField()
+    retrieval_question = models.TextField(
+        blank=True, help_text="A follow-up's question as it was searched: rewritten with its thread's context.")
+    thread = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+                               help_text="The first question of the conversation this one continues.")
+    previous = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL,
+                                 related_name="follow_ups", help_text="The question this one follows up.")
     app = models.CharField(max_length=100, blank=True, db_index=True)
     source_type = models.CharField(max_length=50, blank=True)
     answer = models.TextField(blank=True)

@@ -20,6 +20,18 @@ class AskSerializer(StrictInputSerializer):
                             help_text="Limit the search to one source type (e.g. a language or `faq`).")
     page_url = serializers.URLField(required=False, allow_blank=True, max_length=2000,
                                     help_text="The page the question was asked from.")
+    previous_query_id = serializers.IntegerField(
+        required=False, min_value=1, max_value=2**63 - 1,
+        help_text="A follow-up: the query_id of the previous answer in this conversation.")
+    previous_feedback_token = TextField(
+        required=False, max_length=128,
+        help_text="With previous_query_id: its feedback_token, which only whoever asked it has.")
+
+    def validate(self, attrs):
+        if ("previous_query_id" in attrs) != bool(attrs.get("previous_feedback_token")):
+            raise serializers.ValidationError(
+                {"previous_feedback_token": ["previous_query_id and previous_feedback_token go together."]})
+        return attrs
 
     def get_fields(self):
         """The length limit is read per request, so QUERY_MAX_LENGTH can change without a restart."""

@@ -95,6 +95,8 @@ class AskView(CallerAPIView):
                     "the LLM fails mid-stream it is the extractive answer), or `error` (`{detail}`) if the "
                     "answer could not be completed. Errors before the stream starts are JSON, as without it.",
         responses={200: AskResponseSerializer, **ERROR_RESPONSES,
+                   404: OpenApiResponse(ERROR, description="No previous query with this id and feedback token "
+                                                           "(missing, wrong, or another caller's: all the same)."),
                    503: OpenApiResponse(ERROR, description="Database or embedding model unavailable.")},
         examples=[OpenApiExample("question", request_only=True,
                                  value={"question": "How do I reset my password?",
@@ -107,7 +109,9 @@ class AskView(CallerAPIView):
         try:
             prepared = ask_prepare(data["question"], app=data.get("app") or None,
                                    source_type=data.get("source_type") or None, widget_key=widget_key_of(request),
-                                   user=request.user, page_url=data.get("page_url", ""))
+                                   user=request.user, page_url=data.get("page_url", ""),
+                                   previous_query_id=data.get("previous_query_id"),
+                                   previous_token=data.get("previous_feedback_token", ""))
         except AppNotAllowed as exc:
             raise PermissionDenied(str(exc)) from exc
         if isinstance(request.accepted_renderer, EventStreamRenderer):

@@ -58,7 +58,13 @@ class FakeLLM:
 
     @staticmethod
     def answer_for(messages: list[dict]) -> str:
+        """A rewrite request gets the last question of the conversation joined to the follow-up, in brackets
+        so tests can tell it from the joining Oráculo does without an LLM."""
         system = next((m["content"] for m in messages if m["role"] == "system"), "")
+        if "standalone search query" in system:
+            user = messages[-1]["content"]
+            last = [line[3:] for line in user.splitlines() if line.startswith("Q: ")][-1]
+            return f"{last} [{user.rsplit('Follow-up question: ', 1)[1]}]"
         match = PASSAGE_ONE.search(system)
         if not match:
             return "The documentation does not cover this."

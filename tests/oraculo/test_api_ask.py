@@ -134,7 +134,7 @@ def test_embedding_service_down_is_a_json_503(client, widget_key, settings):
     ({"question": QUESTION, "app": 7}, "app", "Must be text (a JSON string), not a number."),
     ({"question": QUESTION, "page_url": "not a url"}, "page_url", "Enter a valid URL."),
     ({"question": QUESTION, "top_k": 50}, "top_k", "Unknown field. Accepted fields: question, app, source_type, "
-                                                   "page_url."),
+                                                   "page_url, previous_query_id, previous_feedback_token."),
 ])
 def test_invalid_bodies_get_a_400_per_field(client, widget_key, body, field, message):
     response = post(client, ASK, body, key=widget_key)
@@ -427,7 +427,7 @@ def test_oraculo_schema_is_valid_and_generates_without_warnings():
     validate_schema(schema)
 
     ask_op = schema["paths"]["/api/v1/ask"]["post"]
-    assert set(ask_op["responses"]) == {"200", "400", "401", "403", "429", "503"}
+    assert set(ask_op["responses"]) == {"200", "400", "401", "403", "404", "429", "503"}
     assert {"widgetKey": []} in ask_op["security"]
     assert schema["components"]["securitySchemes"]["widgetKey"] == {
         "type": "apiKey", "in": "header", "name": "X-Widget-Key",

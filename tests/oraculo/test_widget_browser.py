@@ -477,3 +477,52 @@ def test_without_a_stream_the_widget_asks_again_plainly(page, stream_reply):
     assert page.locator("#orw-answer .orw-text").inner_text().startswith("Plain answer")
     assert [r["headers"].get("accept") for r in site.requests][0] == "text/event-stream"
     assert len(site.requests) == 2 and site.requests[1]["headers"].get("accept") != "text/event-stream"
+
+
+# Follow-ups: the widget keeps the thread of the page visit.
+
+def test_the_widget_keeps_the_thread_until_a_new_question(page):
+    answers = iter(range(41, 60))
+
+    def api(route, request):
+        qid = next(answers)
+        return FakeSite.reply(route, 200, {**rendered(f"Answer {qid} [1]."), "query_id": qid,
+                                           "feedback_token": f"t{qid}"})
+
+    site = FakeSite(page, api=api)
+    open_widget(page)
+    ask(page, "When are invoices sent?")
+    page.get_by_text("Answer 41").wait_for()
+    assert "previous_query_id" not in site.requests[0]["body"]
+    ask(page, "Who gets them?")
+    page.get_by_text("Answer 42").wait_for()
+    assert site.requests[1]["body"]["previous_query_id"] == 41
+    assert site.requests[1]["body"]["previous_feedback_token"] == "t41"
+    assert page.locator("#orw-answer .orw-thread").inner_text().startswith(
+        "Following up on \u201cWhen are invoices sent?\u201d.")
+    page.get_by_role("button", name="New question").click()
+    assert page.locator("#orw-answer .orw-thread").count() == 0
+    assert page.evaluate("document.activeElement.id") == "orw-q"
+    ask(page, "How do I reset my password?")
+    page.get_by_text("Answer 43").wait_for()
+    assert "previous_query_id" not in site.requests[2]["body"]
+
+
+def test_a_thread_the_server_no_longer_knows_is_asked_afresh(page):
+    bodies = []
+
+    def api(route, request):
+        body = json.loads(request.post_data)
+        bodies.append(body)
+        if body.get("previous_query_id"):
+            return FakeSite.reply(route, 404, {"detail": "No previous query with this id and feedback token."})
+        return FakeSite.reply(route, 200, {**rendered(f"Answer {len(bodies)}."), "query_id": len(bodies)})
+
+    FakeSite(page, api=api)
+    open_widget(page)
+    ask(page, "First?")
+    page.get_by_text("Answer 1.").wait_for()
+    ask(page, "Second?")
+    page.get_by_text("Answer 3.").wait_for()
+    assert [b.get("previous_query_id") for b in bodies] == [None, 1, None]
+    assert page.locator("#orw-answer .orw-thread").count() == 0

@@ -1,7 +1,7 @@
 /* Oraculo help widget, no dependencies. <script src="https://HOST/static/oraculo/widget.js" data-key="wk_..."
  * data-app="guide" defer></script>; optional data-api (server URL; default: this script's origin),
  * data-source-type, data-lang. Server text goes in as text (textContent); the server's rendered HTML is rebuilt
- * node by node from an inert template, allow-listed tags and http(s)/mailto links only. */
+ * node by node from an inert parsed document, allow-listed tags and http(s)/mailto links only. */
 (function () {
   "use strict";
   var d = document, w = window;
@@ -25,7 +25,8 @@
       thanks: "Thanks for your feedback!", empty: "Type a question first.",
       network: "Could not reach the help service. Check your connection and try again.",
       rate: "Too many questions, try again in {n} s.", rateNoWait: "Too many questions, try again shortly.",
-      failed: "Something went wrong ({s}). Try again later.", ref: "Source {n}", passage: "Show passage"
+      failed: "Something went wrong ({s}). Try again later.", ref: "Source {n}", passage: "Show passage",
+      follows: "Following up on \u201c{q}\u201d.", restart: "New question"
     },
     es: {
       help: "Ayuda", title: "Pregunta a la documentaci\u00f3n", close: "Cerrar ayuda", label: "Tu pregunta",
@@ -38,7 +39,7 @@
       rate: "Demasiadas preguntas, int\u00e9ntalo de nuevo en {n} s.",
       rateNoWait: "Demasiadas preguntas, int\u00e9ntalo de nuevo en un momento.",
       failed: "Algo ha fallado ({s}). Int\u00e9ntalo m\u00e1s tarde.", ref: "Fuente {n}",
-      passage: "Ver fragmento"
+      passage: "Ver fragmento", follows: "Sobre \u201c{q}\u201d.", restart: "Nueva pregunta"
     }
   }[lang];
 
@@ -184,7 +185,13 @@
     return msgs.length && res.status < 500 ? msgs.join(" ") : T.failed.replace("{s}", res.status);
   }
 
-  var busy = false;
+  /* The conversation of this page visit: a question follows up the last answer until "New question". Only the
+   * asker holds an answer's feedback token, so only it can continue the thread. */
+  var busy = false, thread = null;
+  function answer(body) {
+    return canStream ? stream(body).then(function (res) { return res.again ? post("/ask", body) : res; })
+      : post("/ask", body);
+  }
   function ask() {
     var q = input.value.trim();
     if (busy) return;
@@ -196,10 +203,21 @@
     var body = { question: q, page_url: location.href };
     if (data("app")) body.app = data("app");
     if (data("source-type")) body.source_type = data("source-type");
-    (canStream ? stream(body).then(function (res) { return res.again ? post("/ask", body) : res; })
-      : post("/ask", body)).then(function (res) {
-      if (res.ok && res.json && typeof res.json.answer === "string") render(res.json);
-      else status(errorText(res), "error");
+    var follows = thread && thread.q;
+    if (thread) { body.previous_query_id = thread.id; body.previous_feedback_token = thread.token; }
+    answer(body).then(function (res) {
+      if (res.status !== 404 || !follows) return res;
+      /* The previous answer is gone (purged, say): ask afresh. */
+      thread = follows = null;
+      delete body.previous_query_id;
+      delete body.previous_feedback_token;
+      return answer(body);
+    }).then(function (res) {
+      var a = res.json;
+      if (res.ok && a && typeof a.answer === "string") {
+        thread = a.query_id && a.feedback_token ? { id: a.query_id, token: String(a.feedback_token), q: q } : null;
+        render(a, follows);
+      } else status(errorText(res), "error");
     }, function () { status(T.network, "error"); }).then(function () {
       busy = false;
       submit.removeAttribute("aria-disabled");
@@ -213,12 +231,12 @@
     } catch (e) { return ""; }
   }
 
-  /* The server sends sanitised HTML; it is still rebuilt here from an inert <template>, keeping only these tags
-   * and links to http(s)/mailto, so the page never trusts markup it did not make itself. */
+  /* The server sends sanitised HTML; it is still parsed into an inert document (no scripts run, nothing
+   * loads) and rebuilt here, keeping only these tags and links to http(s)/mailto, so the page never trusts
+   * markup it did not make itself. */
   var TAGS = /^(P|BR|HR|STRONG|EM|DEL|S|CODE|PRE|BLOCKQUOTE|UL|OL|LI|A|H[1-6]|TABLE|THEAD|TBODY|TR|TH|TD)$/;
   function html(source, cites) {
-    var t = d.createElement("template"), out = d.createDocumentFragment();
-    t.innerHTML = String(source || "");
+    var doc = new DOMParser().parseFromString(String(source || ""), "text/html"), out = d.createDocumentFragment();
     (function copy(from, to, inert) {
       [].forEach.call(from.childNodes, function (n) {
         if (n.nodeType === 3) return to.appendChild(inert ? d.createTextNode(n.data) : citeText(n.data, cites));
@@ -233,7 +251,7 @@
         else to.appendChild(e);
         copy(n, e, inert || /^(A|CODE|PRE)$/.test(n.tagName));
       });
-    })(t.content, out, false);
+    })(doc.body, out, false);
     return out;
   }
 
@@ -255,8 +273,18 @@
     return f;
   }
 
-  function render(a) {
+  function render(a, follows) {
     region.textContent = "";
+    if (follows) {
+      var again = el("button", "restart", null, T.restart), note = el("p", "thread", null, T.follows.replace("{q}", follows));
+      again.addEventListener("click", function () {
+        thread = null;
+        note.parentNode && note.parentNode.removeChild(note);
+        input.value = "";
+        input.focus();
+      });
+      region.appendChild(add(note, d.createTextNode(" "), again));
+    }
     var sources = Array.isArray(a.sources) ? a.sources : [];
     var qid = String(a.query_id == null ? "" : a.query_id), cites = { q: qid, n: sources.length };
     if (a.answer_mode === "extractive") region.appendChild(el("p", "mode", null, T.extractive));
