@@ -39,7 +39,7 @@ class OraculoQueryAdmin(EvalAdminMixin, DashboardAdminMixin, ReadOnlyAdminMixin,
     list_select_related = ["widget_key", "user"]
     search_fields = ["question"]
     date_hierarchy = "created_at"
-    fields = ["question", "answer", "answer_mode", "app", "source_type", "page_url", "widget_key", "user",
+    fields = ["question", "retrieval_question", "previous", "thread", "answer", "answer_mode", "app", "source_type", "page_url", "widget_key", "user",
               "chunk_ids", "chunk_scores", "top_score", "trimmed", "trim_params", "tokens_before", "tokens_in_context",
               "latency_ms", "llm_model", "llm_error", "answer_truncated", "helpful", "feedback_comment", "feedback_at",
               "created_at"]
