@@ -2,7 +2,7 @@
 oraculo.dashboard; staff who may view the question log may see it."""
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import date, timedelta
 from urllib.parse import urlencode
 
 from django import forms
@@ -17,6 +17,7 @@ from oraculo.dashboard import dashboard_apps, dashboard_csv, dashboard_get
 
 DEFAULT_DAYS = 30
 MAX_DAYS = 366
+EARLIEST, LATEST = date(2000, 1, 1), date(2999, 12, 31)  # the day after LATEST must still be a date
 
 
 class DashboardForm(forms.Form):
@@ -29,6 +30,8 @@ class DashboardForm(forms.Form):
         today = timezone.now().date()
         end = data.get("end") or today
         start = data.get("start") or end - timedelta(days=DEFAULT_DAYS - 1)
+        if not (EARLIEST <= start and end <= LATEST):
+            raise forms.ValidationError(f"Dates between {EARLIEST} and {LATEST}.")
         if start > end:
             raise forms.ValidationError("The start date is after the end date.")
         if (end - start).days >= MAX_DAYS:

@@ -125,6 +125,23 @@ def test_the_stream_counts_against_the_keys_limits(widget_key, settings):
     assert refused.status_code == 429 and refused["Content-Type"] == "application/json"
 
 
+@pytest.mark.django_db
+def test_a_failure_after_the_stream_started_ends_it_with_an_error_event(widget_key, monkeypatch):
+    """The database lost while the answer is logged, simulated (losing the real one mid-request is what
+    test_faults does for the plain request): the stream cannot turn into a 503 any more, so it says so."""
+    from django.db import OperationalError
+
+    from oraculo import actions
+
+    def lost(**kwargs):
+        raise OperationalError("server closed the connection unexpectedly")
+
+    monkeypatch.setattr(actions, "query_log_create", lost)
+    events = parse(b"".join(stream(APIClient(), {"question": QUESTION}, widget_key).streaming_content))
+    assert [kind for kind, _ in events] == ["sources", "error"]
+    assert events[-1][1] == {"detail": "The answer could not be completed. Try again shortly."}
+
+
 # --- over real sockets -------------------------------------------------------------------------------------
 
 

@@ -148,7 +148,9 @@ def test_csv_export_neutralises_formulas(fixture_log, staff_client):
 
 
 @pytest.mark.parametrize("params", [{"start": "2026-03-09", "end": "2026-03-01"}, {"start": "not a date"},
-                                    {"start": "2020-01-01", "end": "2026-01-01"}, {"app": "x" * 500}])
+                                    {"start": "2020-01-01", "end": "2026-01-01"}, {"app": "x" * 500},
+                                    {"start": "9999-12-30", "end": "9999-12-31"}, {"app": "a\x00b"},
+                                    {"start": "0001-01-01", "end": "0001-01-02"}, {"end": "2026-02-30"}])
 def test_bad_ranges_are_a_400_not_a_500(staff_client, params):
     assert staff_client.get(URL, params).status_code == 400
 
