@@ -59,10 +59,10 @@ def main(argv: list[str] | None = None) -> int:
         cursor.execute("""UPDATE bench_pool p SET v = q.v FROM bench_pool q WHERE p.n % 5 = 0 AND q.n = p.n - 1""")
         # Rows: a skewed pick from the pool (a few questions asked often), 90 days, a quarter of them gaps.
         cursor.execute("""
-            INSERT INTO oraculo_queries (question, app, source_type, answer, answer_mode, chunk_ids, chunk_scores,
+            INSERT INTO oraculo_queries (question, retrieval_question, app, source_type, answer, answer_mode, chunk_ids, chunk_scores,
                 top_score, trimmed, trim_params, tokens_before, tokens_in_context, latency_ms,
                 llm_model, llm_error, answer_truncated, page_url, feedback_comment, helpful, created_at)
-            SELECT p.question, %s, '', 'answer', CASE WHEN r.i %% 3 = 0 THEN 'llm' ELSE 'extractive' END,
+            SELECT p.question, '', %s, '', 'answer', CASE WHEN r.i %% 3 = 0 THEN 'llm' ELSE 'extractive' END,
                    CASE WHEN r.i %% 20 = 0 THEN '[]'::jsonb ELSE '["doc#1"]'::jsonb END,
                    CASE WHEN r.i %% 20 = 0 THEN '[]'::jsonb ELSE jsonb_build_array(r.score) END,
                    CASE WHEN r.i %% 20 = 0 THEN NULL ELSE r.score END, false, '{}'::jsonb, 100, 100,
