@@ -123,19 +123,35 @@ def grid() -> dict[str, list[TrimParams]]:
         return [TrimParams(**dict(zip(names, values))) for values in itertools.product(*axes.values())]
 
     return {
-        "previous defaults (relative margin + drop)": product(
-            threshold=[0.90], window=[1], relative_margin=[0.03, 0.05, 0.07, 0.10], drop_margin=[0.03]),
-        "+ lexical evidence": product(
-            threshold=[0.90, 1.0], window=[1], relative_margin=[0.05, 0.07, 0.10],
-            drop_margin=[0.03, 0.05], lexical_weight=[0.05, 0.1, 0.2, 0.3]),
-        "+ lexical + companions": product(
-            threshold=[0.90, 1.0], window=[0, 1], relative_margin=[0.05, 0.07, 0.10],
-            drop_margin=[0.03, 0.05], lexical_weight=[0.05, 0.1, 0.2, 0.3], companions=[True]),
-        "+ lexical + companions + spread": product(
-            threshold=[0.90, 1.0], window=[0, 1], relative_margin=[0.07, 0.10, 0.15],
-            drop_margin=[0.03, 0.05, 0.08], lexical_weight=[0.1, 0.2, 0.3], companions=[True],
-            spread_factor=[0.5, 0.75, 1.0, 1.5]),
+        "relative margin + drop (no words)": product(
+            threshold=[0.90], window=[1, 2], relative_margin=[0.05, 0.07, 0.10, 0.12, 0.15, 0.20],
+            drop_margin=[0.02, 0.025, 0.03]),
+        "+ lexical evidence and companions": product(
+            threshold=[0.90], window=[1, 2], relative_margin=[0.07, 0.10, 0.12, 0.15, 0.17, 0.20, 0.25],
+            drop_margin=[0.02, 0.025, 0.03], lexical_weight=[0.1, 0.15, 0.2, 0.25, 0.3], companions=[True]),
+        "+ spread-adaptive margins": product(
+            threshold=[0.90], window=[1], relative_margin=[0.10, 0.15, 0.17, 0.20, 0.25],
+            drop_margin=[0.02, 0.03, 0.04], lexical_weight=[0.1, 0.2, 0.3], companions=[True],
+            spread_factor=[0.5, 1.0, 2.0]),
     }
+
+
+def print_curves(sets: dict[str, tuple[list[Case], Callable]]) -> None:
+    """The curves docs/en/calibration.md shows, as markdown tables: each default moved alone."""
+    base = resolve_trim_params()
+    curves = {
+        "relative margin": [("relative_margin", m) for m in (0.07, 0.10, 0.13, 0.15, 0.17, 0.20, 0.25)],
+        "lexical weight": [("lexical_weight", w) for w in (None, 0.1, 0.15, 0.2, 0.25, 0.3)],
+        "drop margin": [("drop_margin", d) for d in (0.02, 0.025, 0.03, 0.04, 0.05)],
+    }
+    for title, points in curves.items():
+        print(f"\n| {title} | " + " | ".join(f"{name} retention / cut" for name in sets) + " |")
+        print("|---|" + "---|" * len(sets))
+        for field, value in points:
+            params = TrimParams(**{**asdict(base), field: value})
+            cells = [evaluate(cases, hit, params) for cases, hit in sets.values()]
+            label = "off" if value is None else f"{value:g}"
+            print(f"| {label} | " + " | ".join(f"{k:.1f}% / {c:.1f}%" for k, c in cells) + " |")
 
 
 def cached_cases(datasets: list[str], top_k: int, limit: int | None, fresh: bool
@@ -187,6 +203,7 @@ def main() -> None:
         keep, cut = evaluate(cases, hit, defaults)
         print(f"  {name}: retention {keep:.1f}%, cut {cut:.1f}% (exact {exact_reduction(cases, defaults):.1f}%)")
 
+    print_curves(sets)
     report = {}
     for family, settings_list in grid().items():
         rows = []

@@ -1,14 +1,16 @@
-"""What trimming costs at query time: p50/p95 of retrieve() with and without it, and trimming from stored
-sentence vectors against the seed's way (embedding every retrieved sentence per query).
+"""What retrieval and trimming cost at query time: p50/p95 of retrieve() with and without trimming, for each
+configuration given, and trimming from stored sentence vectors against the seed's way (embedding every retrieved
+sentence per query).
 
-    .venv/bin/python bench/trim.py [--qa ../shared/qa/xquad_dev] [--questions 60]
+    .venv/bin/python bench/trim.py [--dataset xquad|fastapi] [--questions 60]
+        [--compare "RETRIEVAL_HYBRID=false RETRIEVAL_PASSAGE_WORDS=0" ""]
 
-Uses the XQuAD articles (ingested on first use) and their real questions, EN and ES alternating.
+Uses bench/docs_qa.py's datasets (ingested on first use) and their real questions, EN and ES. Configurations are
+measured in turns, question by question, so a busy machine slows them alike.
 """
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import time
@@ -21,9 +23,12 @@ import _django  # noqa: E402
 
 _django.setup()
 
+from django.test.utils import override_settings  # noqa: E402
+
+import docs_qa  # noqa: E402
 from biblioteca.embeddings import get_embedder  # noqa: E402
 from biblioteca.ingest import directory_ingest  # noqa: E402
-from biblioteca.retrieval import resolve_trim_params, retrieve, search, trim_retrieved  # noqa: E402
+from biblioteca.retrieval import resolve_trim_params, retrieve, search, trim_retrieved, trim_terms  # noqa: E402
 from biblioteca.text.sentences import split_sentence_spans  # noqa: E402
 from biblioteca.trimming import TrimInput, trim_chunks  # noqa: E402
 
@@ -38,41 +43,52 @@ def line(name: str, values: list[float]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--qa", type=Path, default=_django.SHARED / "qa" / "xquad_dev")
+    parser.add_argument("--dataset", choices=sorted(docs_qa.DATASETS), default="xquad")
     parser.add_argument("--questions", type=int, default=60)
+    parser.add_argument("--compare", nargs="+", default=[""], metavar="CONFIG")
+    parser.add_argument("--rounds", type=int, default=3, help="passes over the questions (the first warms up)")
     args = parser.parse_args()
+    folders, all_questions, _ = docs_qa.DATASETS[args.dataset](["en", "es"])
     questions = []
-    for lang in ("en", "es"):
-        directory_ingest(paths=[args.qa / f"docs_{lang}"], app=f"xquad-{lang}", source_type="xquad")
-        rows = [json.loads(x) for x in (args.qa / f"qa_{lang}.jsonl").read_text().splitlines() if x.strip()]
-        questions += [(r["question"], f"xquad-{lang}") for r in rows[: args.questions // 2]]
+    for lang, folder in folders.items():
+        app = docs_qa.app_name(args.dataset, lang)
+        directory_ingest(paths=[folder], app=app, source_type="xquad" if args.dataset == "xquad" else "docs")
+        questions += [(q.text, app) for q in all_questions if q.lang == lang][: args.questions // 2]
     embedder = get_embedder()
     vectors = [embedder.embed_query(q) for q, _ in questions]
-    params = resolve_trim_params()
-    print(f"{len(questions)} questions; trimming with {params}")
+    configs = {config or "settings": docs_qa.parse_config(config) for config in args.compare}
+    print(f"{len(questions)} questions of {args.dataset}; trimming with {resolve_trim_params()}")
 
     for top_k in (5, 20):
-        timings: dict[str, list[float]] = {"retrieve, no trim": [], "retrieve, trim": [],
-                                           "trim stage inside retrieve": []}
-        for (question, app), vector in zip(questions, vectors):
-            filters = {"app": app}
-            base = retrieve(question, top_k=top_k, trim=False, filters=filters, query_vector=vector)
-            trimmed = retrieve(question, top_k=top_k, trim=True, filters=filters, query_vector=vector)
-            timings["retrieve, no trim"].append(base.timings_ms["total"])
-            timings["retrieve, trim"].append(trimmed.timings_ms["total"])
-            timings["trim stage inside retrieve"].append(trimmed.timings_ms["trim"])
-        print(f"\ntop_k={top_k} (query embedding excluded: vectors given)")
-        for name, values in timings.items():
-            print(line(name, values))
-        added = statistics.median(timings["retrieve, trim"]) - statistics.median(timings["retrieve, no trim"])
-        print(f"{'trimming adds (difference of the p50s)':<46} {added:8.2f} ms")
+        timings = {name: {"retrieve, no trim": [], "retrieve, trim": [], "trim stage inside retrieve": []}
+                   for name in configs}
+        for round_ in range(args.rounds):
+            for (question, app), vector in zip(questions, vectors):
+                for name, overrides in configs.items():
+                    with override_settings(**overrides):
+                        filters = {"app": app}
+                        base = retrieve(question, top_k=top_k, trim=False, filters=filters, query_vector=vector)
+                        trimmed = retrieve(question, top_k=top_k, trim=True, filters=filters, query_vector=vector)
+                    if round_ == 0:
+                        continue
+                    timings[name]["retrieve, no trim"].append(base.timings_ms["total"])
+                    timings[name]["retrieve, trim"].append(trimmed.timings_ms["total"])
+                    timings[name]["trim stage inside retrieve"].append(trimmed.timings_ms["trim"])
+        for name, series in timings.items():
+            print(f"\n{name}: top_k={top_k} (query embedding excluded: vectors given)")
+            for label, values in series.items():
+                print(line(label, values))
+            added = statistics.median(series["retrieve, trim"]) - statistics.median(series["retrieve, no trim"])
+            print(f"{'trimming adds (difference of the p50s)':<46} {added:8.2f} ms")
+    params = resolve_trim_params()
 
     stored, at_query_time = [], []
     sample = list(zip(questions, vectors))[:20]
     for (question, app), vector in sample:
-        chunks = search(query_vector=vector, top_k=5, filters={"app": app})
+        chunks = search(query_vector=vector, top_k=5, filters={"app": app}, query_text=question, hybrid=True)
         started = time.perf_counter()
-        trim_retrieved(chunks, query_vector=vector, params=params)
+        trim_retrieved(chunks, query_vector=vector, params=params,
+                       query_terms=trim_terms(question, params=params, filters={"app": app}, chunks=chunks))
         stored.append((time.perf_counter() - started) * 1000)
         started = time.perf_counter()
         spans = [split_sentence_spans(c.original_text) for c in chunks]

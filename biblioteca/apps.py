@@ -7,3 +7,6 @@ class BibliotecaConfig(AppConfig):
 
     def ready(self) -> None:
         from biblioteca import checks  # noqa: F401  (registers the system checks)
+        from config.replicas import connect_signals
+
+        connect_signals()

@@ -15,6 +15,7 @@ import numpy as np
 from django.conf import settings
 
 from config.errors import url_credentials_hidden, url_for_messages
+from biblioteca.query_cache import normalise_question, query_vector_get, query_vector_key, query_vector_put
 
 
 class EmbeddingError(RuntimeError):
@@ -28,7 +29,8 @@ def normalise(vectors: np.ndarray) -> np.ndarray:
 
 
 class Embedder:
-    """Base class: counts calls, so callers and tests can prove when no embedding happened."""
+    """Base class: counts calls (and query-cache hits), so callers and tests can prove when no embedding
+    happened."""
 
     model_name: str
     dimensions: int
@@ -36,6 +38,7 @@ class Embedder:
     def __init__(self) -> None:
         self.calls = 0
         self.texts_embedded = 0
+        self.cache_hits = 0
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         texts = list(texts)
@@ -46,9 +49,24 @@ class Embedder:
         return self._checked(self._embed_or_fail(texts, is_query=False), len(texts))
 
     def embed_query(self, text: str) -> np.ndarray:
+        """The question's vector, from the query-vector cache when this question (normalised) was seen."""
+        question = normalise_question(text)
+        key = query_vector_key(identity=self.query_identity(), question=question)
+        if key is not None:
+            cached = query_vector_get(key=key, dimensions=self.dimensions)
+            if cached is not None:
+                self.cache_hits += 1
+                return cached
         self.calls += 1
         self.texts_embedded += 1
-        return self._checked(self._embed_or_fail([text], is_query=True), 1)[0]
+        vector = self._checked(self._embed_or_fail([question], is_query=True), 1)[0]
+        if key is not None:
+            query_vector_put(key=key, vector=vector)
+        return vector
+
+    def query_identity(self) -> str:
+        """Everything besides the question that decides a query vector."""
+        return f"{type(self).__name__}|{self.model_name}|{self.dimensions}"
 
     def _embed_or_fail(self, texts: list[str], *, is_query: bool):
         """Whatever goes wrong inside a model or its client (a malformed answer, a bug) is an EmbeddingError,
@@ -118,6 +136,9 @@ class OpenAIEmbedder(Embedder):
         self.send_input_type = send_input_type
         self._client = OpenAI(base_url=base_url or None, api_key=api_key or "not-needed",
                               timeout=timeout, max_retries=max_retries)
+
+    def query_identity(self) -> str:
+        return f"{super().query_identity()}|{self.query_prefix}|{self.send_input_type}"
 
     def _embed(self, texts: list[str], *, is_query: bool) -> np.ndarray:
         import openai

@@ -45,6 +45,7 @@ class RetrievedChunk:
     trimmed: bool = False
     language: str = ""
     layout: Joined | None = field(default=None, repr=False, compare=False)
+    query_terms: Mapping[str, float] | None = field(default=None, repr=False, compare=False)
 
     @property
     def member_ids(self) -> list[int]:
@@ -119,7 +120,8 @@ def search(*, query_vector: np.ndarray, top_k: int = 5, filters: Mapping[str, st
     hits = [
         RetrievedChunk(id=c.id, chunk_id=c.chunk_id, document_id=c.document_id, title=c.document.title,
                        heading_path=list(c.heading_path), url=c.document.url, score=c.score, text=c.text,
-                       original_text=c.text, language=c.document.language)
+                       original_text=c.text, language=c.document.language,
+                       query_terms=getattr(c, "query_terms", None))
         for c in rows
     ]
     if not budget:
@@ -210,11 +212,15 @@ def trim_input(chunk: RetrievedChunk, spans: Sequence[tuple[int, int]], vectors:
                      heading=" ".join(chunk.heading_path))
 
 
-def trim_terms(query: str, *, params: TrimParams, filters: Mapping[str, str | None] | None = None
-               ) -> dict[str, float] | None:
-    """The question's weighted terms when the trimmer counts lexical evidence, else None (no query)."""
+def trim_terms(query: str, *, params: TrimParams, filters: Mapping[str, str | None] | None = None,
+               chunks: Sequence[RetrievedChunk] = ()) -> Mapping[str, float] | None:
+    """The question's weighted terms when the trimmer counts lexical evidence, else None: those the hybrid search
+    already weighed, or (after a vector-only search) one more query."""
     if not params.lexical_weight:
         return None
+    known = next((c.query_terms for c in chunks if c.query_terms is not None), None)
+    if known is not None:
+        return known
     filters = filters or {}
     return query_term_weights(text=query, app=filters.get("app"), source_type=filters.get("source_type"))
 
@@ -253,7 +259,8 @@ def retrieve(query: str, *, top_k: int = 5, trim: bool | None = None, trim_thres
         params = resolve_trim_params(threshold=trim_threshold, window=trim_window, min_sentences=trim_min_sentences)
         t = time.perf_counter()
         chunks, calls = trim_retrieved(chunks, query_vector=query_vector, params=params,
-                                       query_terms=trim_terms(query, params=params, filters=filters))
+                                       query_terms=trim_terms(query, params=params, filters=filters,
+                                                              chunks=chunks))
         timings["trim"] = (time.perf_counter() - t) * 1000
     tokens = context_tokens(chunks, known=untrimmed_tokens) if do_trim else tokens_before
     timings["total"] = (time.perf_counter() - started) * 1000

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from django.db import connection, connections, transaction
+from django.db import connections
 from django.db.models import Count, QuerySet
 from pgvector import Vector
 from pgvector.django import CosineDistance
@@ -15,6 +15,8 @@ from pgvector.django import CosineDistance
 from biblioteca.models import Chunk, Document, Sentence
 from biblioteca.passages import Piece
 from biblioteca.text.lexical import lexical_text
+from biblioteca.vector_session import vector_search_session
+from config.replicas import read_connection, replica_reads
 
 
 def stored_embedding_models() -> dict[str, int]:
@@ -52,13 +54,11 @@ def _nearest(run: Callable[[], list[Chunk]], *, alias: str, filtered: bool) -> l
     With a filter, the HNSW index alone returns its `ef_search` nearest chunks and the filter then drops those of
     other apps: an app among many could get fewer than `top_k`, or none. An iterative scan prevents that.
     """
-    if filtered and _has_iterative_scan(alias):
-        with transaction.atomic(using=alias), connections[alias].cursor() as cursor:
-            cursor.execute("SET LOCAL hnsw.iterative_scan = strict_order")
-            return run()
-    return run()
+    with vector_search_session(alias=alias, iterative=filtered and _has_iterative_scan(alias)):
+        return run()
 
 
+@replica_reads()
 def chunk_search(*, query_vector: np.ndarray, top_k: int, app: str | None = None,
                  source_type: str | None = None, query_text: str | None = None,
                  hybrid: HybridParams | None = None) -> list[Chunk]:
@@ -85,7 +85,7 @@ HYBRID_MAX_DF_SHARE = 0.25
 @dataclass(frozen=True)
 class HybridParams:
     """Reciprocal rank fusion: a chunk scores `weight / (rrf_k + rank)` on each side that ranks it; `k1` and
-    `b` are BM25's term-frequency saturation and length normalisation."""
+    `b` are BM25's saturation and length normalisation."""
 
     candidates: int = 40
     rrf_k: int = 60
@@ -124,25 +124,25 @@ term_weights AS MATERIALIZED (
     WHERE t.df BETWEEN 1 AND %(max_df)s - 1 AND t.df <= %(max_df_share)s * greatest(library.size, 1)
 )"""
 
-# The vector side walks the HNSW index. The lexical side is BM25 on the GIN index: per chunk, each question term
-# it holds adds its weight, saturated by how often it occurs (ts_rank of the one term, which grows as 1 + 1/4 +
-# 1/9 ... with the occurrences) and normalised by the chunk's length against the matched chunks' mean length.
+# The vector side walks the HNSW index. The lexical side is BM25 on the GIN index, counting whether a chunk holds
+# a term rather than how often (chunks are short, and reading every matched chunk's positions measured no better):
+# each question term it holds adds its weight, normalised by the chunk's length against the matched chunks' mean.
 _HYBRID_SQL = """
-WITH vector_side AS (
-    SELECT c.id, row_number() OVER (ORDER BY c.embedding <=> %(vector)s::vector) AS rank
-    FROM (SELECT c.id, c.embedding FROM {chunk} c JOIN {document} d ON d.id = c.document_id
-          WHERE {scope} ORDER BY c.embedding <=> %(vector)s::vector LIMIT %(candidates)s) c
+WITH question AS MATERIALIZED (SELECT %(vector)s::vector AS vector),
+vector_side AS (
+    SELECT c.id, row_number() OVER (ORDER BY c.distance) AS rank
+    FROM (SELECT c.id, c.embedding <=> (SELECT vector FROM question) AS distance
+          FROM {chunk} c JOIN {document} d ON d.id = c.document_id
+          WHERE {scope} ORDER BY c.embedding <=> (SELECT vector FROM question) LIMIT %(candidates)s) c
 ),""" + _TERMS_SQL + """,
 matches AS (
-    SELECT c.id, w.weight, greatest(c.search_length, 1) AS length,
-           ts_rank(c.search_vector, w.query, 0) / ts_rank('x'::tsvector, 'x'::tsquery, 0) AS frequency
+    SELECT c.id, w.weight, greatest(c.search_length, 1) AS length
     FROM term_weights w JOIN {chunk} c ON c.search_vector @@ w.query JOIN {document} d ON d.id = c.document_id
     WHERE {scope}
 ),
 lexical_side AS (
     SELECT id, row_number() OVER (ORDER BY score DESC, id) AS rank
-    FROM (SELECT id, sum(weight * frequency * (%(k1)s + 1)
-                         / (frequency + %(k1)s * (1 - %(b)s + %(b)s * length / mean_length))) AS score
+    FROM (SELECT id, sum(weight * (%(k1)s + 1) / (1 + %(k1)s * (1 - %(b)s + %(b)s * length / mean_length))) AS score
           FROM (SELECT m.*, avg(m.length) OVER () AS mean_length FROM matches m) m
           GROUP BY id ORDER BY score DESC, id LIMIT %(candidates)s) best
 ),
@@ -155,8 +155,9 @@ fused AS (
     ORDER BY fused DESC, v.rank NULLS LAST LIMIT %(top_k)s
 )
 SELECT c.id, c.document_id, c.chunk_index, c.heading_path, c.text, c.start_offset, c.end_offset, c.token_count,
-       c.embedding_model, {document_columns}, 1 - (c.embedding <=> %(vector)s::vector) AS score, f.fused,
-       f.vector_rank, f.lexical_rank
+       c.embedding_model, {document_columns}, 1 - (c.embedding <=> (SELECT vector FROM question)) AS score,
+       f.fused, f.vector_rank, f.lexical_rank,
+       (SELECT json_object_agg(lexeme, weight) FROM term_weights) AS query_terms
 FROM fused f JOIN {chunk} c ON c.id = f.id JOIN {document} d ON d.id = c.document_id
 ORDER BY f.fused DESC, f.vector_rank NULLS LAST
 """
@@ -171,6 +172,7 @@ def _scope(app: str | None, source_type: str | None) -> str:
     return " AND ".join(scope)
 
 
+@replica_reads()
 def query_term_weights(*, text: str, app: str | None = None, source_type: str | None = None,
                        max_df: int = HYBRID_MAX_DF, max_df_share: float = HYBRID_MAX_DF_SHARE) -> dict[str, float]:
     """The question's index terms (stems, as the chunks were indexed) and their rarity weights."""
@@ -178,12 +180,13 @@ def query_term_weights(*, text: str, app: str | None = None, source_type: str | 
         return {}
     sql = ("WITH " + _TERMS_SQL + " SELECT lexeme, weight FROM term_weights").format(
         chunk=Chunk._meta.db_table, document=Document._meta.db_table, scope=_scope(app, source_type))
-    with connection.cursor() as cursor:
+    with read_connection(Chunk).cursor() as cursor:
         cursor.execute(sql, {"text": lexical_text(text), "app": app, "source_type": source_type, "max_df": max_df,
                              "max_df_share": max_df_share})
         return {lexeme: float(weight) for lexeme, weight in cursor.fetchall()}
 
 
+@replica_reads()
 def hybrid_chunk_search(*, query_vector: np.ndarray, query_text: str, top_k: int, app: str | None,
                         source_type: str | None, params: HybridParams) -> list[Chunk]:
     """Vector and full-text rankings fused by reciprocal rank, in one round trip; see `_HYBRID_SQL`."""
@@ -200,19 +203,23 @@ def hybrid_chunk_search(*, query_vector: np.ndarray, query_text: str, top_k: int
         chunk.document = Document.from_db(raw.db, ["id", *_DOCUMENT_FIELDS], [
             chunk.document_id, *(getattr(chunk, f"document__{f}") for f in _DOCUMENT_FIELDS)])
         chunk.score = float(chunk.score)
+        if isinstance(chunk.query_terms, str):
+            chunk.query_terms = json.loads(chunk.query_terms)
+        chunk.query_terms = {k: float(v) for k, v in (chunk.query_terms or {}).items()}
     return chunks
 
 
 NEIGHBOUR_REACH = 4
 
 
+@replica_reads()
 def chunk_neighbours(*, hits: Sequence[tuple[int, int]], reach: int = NEIGHBOUR_REACH) -> dict[int, list[Piece]]:
     """Per document, its chunks within `reach` positions of the given (document id, chunk index) hits, in
     order: what a passage can grow into. One indexed read of (document, chunk_index)."""
     if not hits:
         return {}
     documents, indexes = zip(*set(hits))
-    with connection.cursor() as cursor:
+    with read_connection(Chunk).cursor() as cursor:
         cursor.execute(
             f"SELECT DISTINCT c.id, c.document_id, c.chunk_index, c.heading_path::text, c.text, c.start_offset, "
             f"c.end_offset FROM {Chunk._meta.db_table} c "
@@ -237,6 +244,7 @@ class StoredSentences:
     vectors: np.ndarray
 
 
+@replica_reads()
 def sentences_for_chunks(chunk_ids: Sequence[int]) -> dict[int, StoredSentences]:
     """Stored sentences of the given chunks, in order; chunks without any are absent.
 
@@ -246,7 +254,7 @@ def sentences_for_chunks(chunk_ids: Sequence[int]) -> dict[int, StoredSentences]
     if not chunk_ids:
         return {}
     table = Sentence._meta.db_table
-    with connection.cursor() as cursor:
+    with read_connection(Sentence).cursor() as cursor:
         cursor.execute(
             f"SELECT chunk_id, start_offset, end_offset, vector_send(embedding) FROM {table} "
             "WHERE chunk_id = ANY(%s) ORDER BY chunk_id, position",

@@ -35,3 +35,28 @@ def embedded_database_url(pgdata: Path) -> str:
                 f"Look at {pgdata / 'log'}, or set DATABASE_URL."
             ) from exc
     return server.get_uri()
+
+
+def connection_settings(*, url_config: dict, conn_max_age: int, connect_timeout: int, pool: dict | None,
+                        disable_server_side_cursors: bool) -> dict:
+    """One DATABASES entry. With `pool`, Django's psycopg pool keeps the connections (it refuses CONN_MAX_AGE);
+    behind PgBouncer in transaction mode, server-side cursors must be off (a cursor outlives the transaction)."""
+    config = {**url_config, "CONN_MAX_AGE": 0 if pool else conn_max_age, "CONN_HEALTH_CHECKS": True,
+              "DISABLE_SERVER_SIDE_CURSORS": disable_server_side_cursors}
+    options = config.setdefault("OPTIONS", {})
+    options["connect_timeout"] = connect_timeout
+    if pool:
+        options["pool"] = dict(pool)
+    return config
+
+
+def replica_databases(*, urls: list[str], **options) -> dict[str, dict]:
+    """`replica_1`, `replica_2`... from DATABASE_REPLICA_URLS; in tests each mirrors the primary's test database."""
+    import environ
+
+    replicas: dict[str, dict] = {}
+    for n, url in enumerate((u.strip() for u in urls if u.strip()), start=1):
+        config = connection_settings(url_config=environ.Env.db_url_config(url), **options)
+        config["TEST"] = {"MIRROR": "default"}
+        replicas[f"replica_{n}"] = config
+    return replicas

@@ -263,3 +263,40 @@ if not DEBUG:
     SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=0)
     SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=False)
     SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=False)
+
+# Query-vector cache: a repeated question (same model, same normalised text) costs no embedding. Its own cache
+# alias on the CACHE_URL backend, so vectors never evict throttle counters; in memory it holds at most
+# QUERY_VECTOR_CACHE_SIZE vectors per process, in Redis/Memcached entries expire after the timeout.
+QUERY_VECTOR_CACHE = env.bool("QUERY_VECTOR_CACHE", default=True)
+QUERY_VECTOR_CACHE_SIZE = env.int("QUERY_VECTOR_CACHE_SIZE", default=4096)
+QUERY_VECTOR_CACHE_TIMEOUT = env.int("QUERY_VECTOR_CACHE_TIMEOUT", default=7 * 24 * 3600)
+CACHES["query_vectors"] = {**CACHES["default"], "KEY_PREFIX": "oraculo-qv", "TIMEOUT": QUERY_VECTOR_CACHE_TIMEOUT}
+if CACHES["default"]["BACKEND"].endswith("LocMemCache"):
+    CACHES["query_vectors"].update(LOCATION="oraculo-query-vectors",
+                                   OPTIONS={**CACHES["default"].get("OPTIONS", {}),
+                                            "MAX_ENTRIES": QUERY_VECTOR_CACHE_SIZE})
+
+# Read replicas and pooling (README: "Read replicas and pooling"). Searches, retrieval and the dashboard's lists
+# read a replica; writes, transactions and a request or task run that has written use the primary
+# (config/replicas.py).
+from config.database import connection_settings, replica_databases  # noqa: E402
+
+DATABASE_POOL = env.bool("DATABASE_POOL", default=False)
+DATABASE_POOL_MIN_SIZE = env.int("DATABASE_POOL_MIN_SIZE", default=2)
+DATABASE_POOL_MAX_SIZE = env.int("DATABASE_POOL_MAX_SIZE", default=10)
+DATABASE_POOL_TIMEOUT = env.float("DATABASE_POOL_TIMEOUT", default=10.0)
+DATABASE_DISABLE_SERVER_SIDE_CURSORS = env.bool("DATABASE_DISABLE_SERVER_SIDE_CURSORS", default=False)
+# hnsw.ef_search for vector searches, set with SET LOCAL inside the search's transaction (0: pgvector's 40).
+RETRIEVAL_EF_SEARCH = env.int("RETRIEVAL_EF_SEARCH", default=0)
+_database_options = dict(
+    conn_max_age=DATABASES["default"]["CONN_MAX_AGE"],
+    connect_timeout=DATABASES["default"]["OPTIONS"]["connect_timeout"],
+    pool={"min_size": DATABASE_POOL_MIN_SIZE, "max_size": DATABASE_POOL_MAX_SIZE,
+          "timeout": DATABASE_POOL_TIMEOUT} if DATABASE_POOL else None,
+    disable_server_side_cursors=DATABASE_DISABLE_SERVER_SIDE_CURSORS,
+)
+DATABASES["default"] = connection_settings(url_config=DATABASES["default"], **_database_options)
+DATABASES.update(replica_databases(urls=env.list("DATABASE_REPLICA_URLS", default=[]), **_database_options))
+DATABASE_REPLICAS = [alias for alias in DATABASES if alias != "default"]
+DATABASE_ROUTERS = ["config.replicas.ReplicaRouter"]
+MIDDLEWARE = ["config.replicas.PrimaryPinningMiddleware", *MIDDLEWARE]

@@ -6,6 +6,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from config.admin import ReadOnlyAdminMixin
+from config.replicas import ReplicaReadsAdminMixin
 from oraculo.admin_dashboard import DashboardAdminMixin
 from oraculo.admin_eval import EvalAdminMixin
 from oraculo.models import OraculoQuery, WidgetKey
@@ -30,7 +31,8 @@ class FeedbackFilter(admin.SimpleListFilter):
 
 
 @admin.register(OraculoQuery)
-class OraculoQueryAdmin(EvalAdminMixin, DashboardAdminMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
+class OraculoQueryAdmin(EvalAdminMixin, DashboardAdminMixin, ReplicaReadsAdminMixin, ReadOnlyAdminMixin,
+                        admin.ModelAdmin):
     """Only the API writes queries and only purge_queries deletes them (retention of personal data)."""
 
     list_display = ["short_question", "app", "answer_mode", "trimmed", "tokens_in_context", "tokens_before",

@@ -22,6 +22,7 @@ from django.urls import path, reverse
 
 from biblioteca.retrieval import MAX_TOP_K
 from config.admin import ReadOnlyAdminMixin
+from config.replicas import ReplicaReadsAdminMixin
 from oraculo.charts import sweep_curve_svg, tokens_per_question_svg
 from oraculo.eval_actions import TooManyActiveRuns, eval_run_create, eval_run_requeue, eval_runs_requeue_stalled
 from oraculo.evaluation import (
@@ -224,7 +225,7 @@ def _result_rows(report: dict, variants: list[str]) -> list[dict]:
 
 
 @admin.register(EvalRun)
-class EvalRunAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+class EvalRunAdmin(ReplicaReadsAdminMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
     list_display = ["__str__", "status", "progress_display", "kind", "reduction", "retention", "created_by",
                     "created_at"]
     list_filter = ["status"]

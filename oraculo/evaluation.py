@@ -402,7 +402,7 @@ def _evaluate(prepared: _Prepared, *, params: EvalParams) -> dict:
         trim_params = resolve_trim_params(threshold=params.trim_threshold, window=params.trim_window)
         trimmed, calls = trim_retrieved(prepared.chunks, query_vector=prepared.vector, params=trim_params,
                                         query_terms=trim_terms(q.question, params=trim_params,
-                                                               filters=prepared.filters))
+                                                               filters=prepared.filters, chunks=prepared.chunks))
         trim_ms = (time.perf_counter() - started) * 1000
         contexts["trim"] = trimmed
         overlap = overlap_share(prepared.chunk_ids, [c.id for c in trimmed])
@@ -516,7 +516,8 @@ class _Sweep:
             self.labelled += 1
             self.base_hits += base_hit
         stored = sentences_for_chunks([i for c in prepared.chunks for i in c.member_ids])
-        terms = trim_terms(prepared.question.question, params=resolve_trim_params(), filters=prepared.filters)
+        terms = trim_terms(prepared.question.question, params=resolve_trim_params(), filters=prepared.filters,
+                           chunks=prepared.chunks)
         for threshold, window in self.combos:
             trimmed, calls = trim_retrieved(prepared.chunks, query_vector=prepared.vector, stored=stored,
                                             params=resolve_trim_params(threshold=threshold, window=window),

@@ -34,6 +34,18 @@ def wait_for_port(port: int, *, process: subprocess.Popen | None = None, timeout
     raise RuntimeError(f"nothing listens on 127.0.0.1:{port} after {timeout}s")
 
 
+@pytest.fixture(autouse=True)
+def _fresh_query_vector_cache():
+    """Every test starts with no cached question vectors, so counted embedding calls do not depend on order."""
+    from django.core.cache import caches
+
+    from biblioteca.query_cache import CACHE_ALIAS
+
+    caches[CACHE_ALIAS].clear()
+    yield
+    caches[CACHE_ALIAS].clear()
+
+
 @pytest.fixture(scope="session")
 def library(django_db_setup, django_db_blocker):
     """The fixture docs (app `fixture-guide`, source types `en` and `es`), ingested once for the session."""

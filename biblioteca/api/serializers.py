@@ -12,6 +12,9 @@ class SearchRequestSerializer(StrictInputSerializer):
     query = TextField(trim_whitespace=True)
     top_k = serializers.IntegerField(min_value=1, max_value=MAX_TOP_K, default=5)
     trim = serializers.BooleanField(required=False, allow_null=True, default=None)
+    hybrid = serializers.BooleanField(
+        required=False, allow_null=True, default=None,
+        help_text="Fuse full-text search with the vector search; null follows RETRIEVAL_HYBRID.")
     trim_threshold = serializers.FloatField(min_value=-1.0, max_value=1.0, required=False, allow_null=True,
                                             default=None)
     trim_window = serializers.IntegerField(min_value=0, max_value=10, required=False, allow_null=True, default=None)

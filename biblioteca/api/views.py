@@ -23,7 +23,7 @@ class SearchView(APIView):
         data = params.validated_data
         result = retrieve(data["query"], top_k=data["top_k"], trim=data["trim"],
                           trim_threshold=data["trim_threshold"], trim_window=data["trim_window"],
-                          trim_min_sentences=data["trim_min_sentences"],
+                          trim_min_sentences=data["trim_min_sentences"], hybrid=data["hybrid"],
                           filters={"app": data["app"] or None, "source_type": data["source_type"] or None})
         return Response(SearchResponseSerializer({
             "chunks": [c.as_dict() for c in result.chunks],

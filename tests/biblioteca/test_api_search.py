@@ -59,3 +59,25 @@ def test_invalid_requests_get_a_400_naming_the_field(staff_client, payload, fiel
     response = staff_client.post(URL, payload, format="json")
     assert response.status_code == 400
     assert field in response.json(), response.json()
+
+
+def test_hybrid_can_be_switched_per_request(library, staff_client, settings):
+    """The request's `hybrid` wins over RETRIEVAL_HYBRID either way (the fusion itself: test_hybrid_search)."""
+    from biblioteca.retrieval import retrieve
+
+    settings.RETRIEVAL_HYBRID = False
+    filters = {"app": library, "source_type": "en"}
+
+    def ids(payload):
+        return [c["id"] for c in staff_client.post(URL, payload, format="json").json()["chunks"]]
+
+    def expected(query, hybrid):
+        return [c.id for c in retrieve(query, top_k=3, filters=filters, hybrid=hybrid).chunks]
+
+    query = next(q for q in ("minute", "header", "token", "Authorization", "invoice PDF", "429", "password link",
+                             "refund", "seconds")
+                 if expected(q, True) != expected(q, False))
+    body = {"query": query, "top_k": 3, **filters}
+    assert ids(body) == expected(query, False)
+    assert ids({**body, "hybrid": True}) == expected(query, True)
+    assert staff_client.post(URL, {**body, "hybrid": "maybe"}, format="json").status_code == 400

@@ -4,7 +4,17 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from biblioteca.trimming import TrimInput, TrimParams, join_runs, select_sentences, trim_chunks
+from dataclasses import replace
+
+from biblioteca.trimming import (
+    TrimInput,
+    TrimParams,
+    join_runs,
+    lexical_evidence,
+    select_sentences,
+    trim_chunks,
+    unit_companions,
+)
 
 QUERY = np.array([1.0, 0.0], dtype=np.float32)
 
@@ -101,7 +111,85 @@ def test_select_sentences_and_join_runs_directly():
 
 
 @pytest.mark.parametrize("bad", [dict(threshold=1.5), dict(threshold=0.5, window=-1),
-                                 dict(threshold=0.5, min_sentences=0)])
+                                 dict(threshold=0.5, min_sentences=0), dict(threshold=0.5, lexical_weight=-0.1),
+                                 dict(threshold=0.5, spread_factor=0)])
 def test_invalid_parameters_are_refused(bad):
     with pytest.raises(ValueError):
         TrimParams(**bad)
+
+
+# Documentation rules: words as evidence, units kept together, margins that follow the spread of the scores.
+
+TERMS = {"responsemodelexcludeunset": 6.0, "respons": 1.0, "model": 1.0, "exclud": 1.0, "unset": 1.0}
+
+
+def test_lexical_evidence_is_the_share_of_the_question_weight_a_unit_holds():
+    c = replace(chunk(["Set `response_model_exclude_unset=True`.", "Unrelated words here."], [0.8, 0.8]),
+                language="en")
+    evidence = lexical_evidence(c, TERMS, heading_weight=0.5)
+    assert evidence[0] == pytest.approx(1.0)
+    assert evidence[1] == 0.0
+
+
+def test_lexical_evidence_counts_the_heading_for_the_units_under_it():
+    c = replace(chunk(["### response_model_exclude_unset", "Leaves out the defaults.", "## Other",
+                       "Something else."], [0.8, 0.8, 0.8, 0.8], sep="\n\n"), language="en")
+    evidence = lexical_evidence(c, TERMS, heading_weight=0.5)
+    assert evidence[0] == pytest.approx(1.0)
+    assert evidence[1] == pytest.approx(0.5)
+    assert evidence[3] == 0.0
+
+
+def test_the_chunk_heading_path_counts_before_the_first_heading_unit():
+    c = replace(chunk(["Leaves out the defaults."], [0.8]), language="en",
+                heading="# Response model ## response_model_exclude_unset")
+    assert lexical_evidence(c, TERMS, heading_weight=0.5)[0] == pytest.approx(0.5)
+
+
+def test_a_short_unit_naming_the_option_survives_thanks_to_its_words():
+    c = replace(chunk(["Intro about responses in general.", "Other prose.", "Default: `response_model_exclude_unset`",
+                       "More prose."], [0.86, 0.85, 0.78, 0.85]), language="en")
+    plain = TrimParams(threshold=0.95, window=0, relative_margin=0.03)
+    assert "Default" not in trim_chunks([c], QUERY, plain, TERMS)[0].text
+    lexical = replace(plain, lexical_weight=0.2)
+    assert "Default: `response_model_exclude_unset`" in trim_chunks([c], QUERY, lexical, TERMS)[0].text
+
+
+def test_a_chunk_is_dropped_on_its_cosines_not_on_shared_words():
+    good = replace(chunk(["The answer.", "Filler."], [0.90, 0.5]), language="en")
+    wordy = replace(chunk(["response_model_exclude_unset mentioned in passing.", "Filler."], [0.70, 0.5]),
+                    language="en")
+    params = TrimParams(threshold=0.95, window=0, relative_margin=0.05, drop_margin=0.05, lexical_weight=0.5)
+    outs = trim_chunks([good, wordy], QUERY, params, TERMS)
+    assert outs[1].dropped
+
+
+def test_the_spread_factor_shrinks_the_margins_when_scores_are_close_together():
+    scores = [0.84, 0.83, 0.82, 0.81, 0.80, 0.80, 0.80]
+    c = chunk([f"S{i}." for i in range(len(scores))], scores)
+    wide = TrimParams(threshold=0.95, window=0, relative_margin=0.10)
+    assert trim_one(c, **wide.__dict__) == c.text
+    (out,) = trim_chunks([c], QUERY, replace(wide, spread_factor=0.5))
+    assert out.text == "S0. S1."  # margin 0.5 * (0.84 - median 0.81) = 0.015: S1 at 0.83 stays, 0.82 goes
+
+
+@pytest.mark.parametrize("units, expected", [
+    (["| Name | Default |", "|---|---|", "| port | 8000 |", "| host | 0.0.0.0 |"],
+     [(), (0,), (0, 1), (0, 1)]),
+    (["The options are:", "- `include`: fields to keep.", "- `exclude`: fields to leave out."],
+     [(), (0,), (0,)]),
+    (["### response_model", "**Type:** `Any`", "**Default:** `None`", "Prose after."],
+     [(1, 2), (0, 2), (0, 1), ()]),
+    (["### port", "The port to listen on.", "Default: 8000"], [(2,), (), (0, 1)]),
+    (["Just prose.", "More prose."], [(), ()]),
+])
+def test_units_that_belong_together(units, expected):
+    assert unit_companions(units) == expected
+
+
+def test_companions_come_with_a_kept_unit_but_bring_no_window():
+    units = ["| Name | Default |", "|---|---|", "| port | 8000 |", "| host | 0.0.0.0 |", "| user | app |"]
+    c = chunk(units, [0.1, 0.1, 0.1, 0.9, 0.1], sep="\n")
+    params = TrimParams(threshold=0.5, window=0, companions=True)
+    assert trim_chunks([c], QUERY, params)[0].text == "| Name | Default |\n|---|---| [...] | host | 0.0.0.0 |"
+    assert trim_one(c, threshold=0.5, window=0) == "| host | 0.0.0.0 |"

@@ -1,0 +1,52 @@
+"""The full-text migration indexes chunks stored before it without embedding anything again.
+
+It runs inside the test's transaction (PostgreSQL rolls DDL back too), so the schema is whole afterwards.
+"""
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
+
+from biblioteca.embeddings import get_embedder
+
+pytestmark = pytest.mark.django_db
+
+BEFORE = [("biblioteca", "0001_initial")]
+AFTER = [("biblioteca", "0002_lexical_search")]
+
+
+def migrate(targets):
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate(targets)
+    return executor.loader.project_state(targets).apps
+
+
+def test_existing_chunks_get_a_language_and_a_search_vector_and_keep_their_vectors():
+    old = migrate(BEFORE)
+    Document, Chunk = old.get_model("biblioteca", "Document"), old.get_model("biblioteca", "Chunk")
+    spanish = Document.objects.create(app="t-migration", source_path="ajustes.md", title="Ajustes",
+                                      content_hash="0" * 16)
+    text = ("La configuración del servidor se guarda en un archivo que el programa lee al arrancar; cambia "
+            "`max_connections` para admitir más clientes a la vez.")
+    vector = [0.0] * 383 + [1.0]
+    Chunk.objects.create(document=spanish, chunk_index=0, heading_path=["# Ajustes"], text=text, start_offset=0,
+                         end_offset=len(text), token_count=30, embedding=vector, embedding_model="some-model")
+    calls = get_embedder().calls
+    with connection.cursor() as cursor:
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")  # checked now, so the ALTER TABLEs can run
+
+    new = migrate(AFTER)
+
+    assert get_embedder().calls == calls
+    document = new.get_model("biblioteca", "Document").objects.get(pk=spanish.pk)
+    assert (document.language, document.search_config) == ("es", "spanish")
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT search_vector::text, search_length, embedding::text FROM biblioteca_chunk "
+                       "WHERE document_id = %s", [spanish.pk])
+        indexed, length, embedding = cursor.fetchone()
+    assert "'configuracion'" in indexed or "'configur'" in indexed  # accents folded, then stemmed
+    assert "'maxconnections'" in indexed and "'connections'" in indexed  # the identifier, whole and in parts
+    assert length > 10
+    assert embedding.endswith(",1]")
