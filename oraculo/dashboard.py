@@ -1,8 +1,9 @@
 """Selectors for the gaps dashboard: what was asked, how it was answered, and what the docs are missing.
 
-A fixed number of statements whatever the log's size (the day series, the top question texts, the gap texts,
-their vectors); the grouping of near-duplicates runs in Python on at most a few hundred representatives, one
-stored query vector per distinct text, so the page stays fast at 100,000 logged questions.
+Reads may go to a replica (`replica_reads`), like the admin's other list pages. A fixed number of statements
+whatever the log's size (the day series, the top question texts, the gap texts, their vectors); the grouping
+of near-duplicates runs in Python on at most a few hundred representatives, one stored query vector per
+distinct text, so the page stays fast at 100,000 logged questions.
 """
 from __future__ import annotations
 
@@ -14,9 +15,10 @@ from datetime import timezone as dt_timezone
 
 import numpy as np
 from django.conf import settings
-from django.db import connection
 
+from config.replicas import read_connection, replica_reads
 from oraculo.evaluation import spreadsheet_safe
+from oraculo.models import OraculoQuery
 
 TEXT_GROUPS = 200  # distinct question texts considered per list, before near-duplicates are merged
 LINKED_IDS = 100   # log rows linked per group (the count is the full count)
@@ -146,13 +148,14 @@ def _vectors(cursor, ids: set[int]) -> dict[int, np.ndarray]:
     return out
 
 
+@replica_reads()
 def dashboard_get(*, app: str | None, start: date, end: date, limit: int = 20) -> Dashboard:
     """The dashboard of `app` (every app when None) from `start` to `end` (UTC days, both included), in four
     statements."""
     gap_score = float(settings.DASHBOARD_GAP_SCORE)
     similarity = float(settings.DASHBOARD_DUPLICATE_SIMILARITY)
     where, params = _where(app, start, end)
-    with connection.cursor() as cursor:
+    with read_connection(OraculoQuery).cursor() as cursor:
         cursor.execute(DAYS_SQL.format(where=where), params)
         rows = cursor.fetchall()
         groups_sql = GROUPS_SQL.format(linked=LINKED_IDS, limit=TEXT_GROUPS, where=where)
@@ -177,9 +180,10 @@ def dashboard_get(*, app: str | None, start: date, end: date, limit: int = 20) -
     )
 
 
+@replica_reads()
 def dashboard_apps() -> list[str]:
     """The apps that have logged questions, for the page's app filter."""
-    with connection.cursor() as cursor:
+    with read_connection(OraculoQuery).cursor() as cursor:
         cursor.execute("SELECT DISTINCT app FROM oraculo_queries ORDER BY app")
         return [r[0] for r in cursor.fetchall()]
 
