@@ -226,6 +226,14 @@ LLM_MAX_TOKENS = env.int("LLM_MAX_TOKENS", default=600)
 # Cut there whatever the server sends (some ignore max_tokens); the query log records the cut.
 LLM_MAX_ANSWER_CHARS = env.int("LLM_MAX_ANSWER_CHARS", default=6000)
 
+# Follow-up questions: how many earlier turns of a conversation the LLM sees again.
+THREAD_MAX_TURNS = env.int("THREAD_MAX_TURNS", default=3)
+
+# Gaps dashboard: a question whose best passage scores under DASHBOARD_GAP_SCORE is a gap; questions whose
+# vectors are at least DASHBOARD_DUPLICATE_SIMILARITY alike (cosine) are grouped as near-duplicates.
+DASHBOARD_GAP_SCORE = env.float("DASHBOARD_GAP_SCORE", default=0.80)
+DASHBOARD_DUPLICATE_SIMILARITY = env.float("DASHBOARD_DUPLICATE_SIMILARITY", default=0.93)
+
 # Evaluation runs
 EVAL_MAX_ACTIVE_RUNS_PER_USER = env.int("EVAL_MAX_ACTIVE_RUNS_PER_USER", default=2)
 # A running run whose worker has not written for this long is queued again, without anyone asking.

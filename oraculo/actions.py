@@ -12,10 +12,10 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
-from django.utils.crypto import constant_time_compare, salted_hmac
 
 from biblioteca.retrieval import RetrievedChunk
-from oraculo.models import DEMO_KEY_NAME, AnswerMode, OraculoQuery, WidgetKey, origin_problem
+from oraculo import selectors
+from oraculo.models import DEMO_KEY_NAME, AnswerMode, OraculoQuery, QueryVector, WidgetKey, origin_problem
 
 
 class FeedbackError(Exception):
@@ -31,10 +31,7 @@ class FeedbackAlreadyGiven(FeedbackError):
     """Feedback is accepted once per query, so a widget cannot stuff the ballot."""
 
 
-def query_feedback_token(*, query_id: int) -> str:
-    """The token /ask hands to whoever asked: widget keys are public, so only this proves the right to judge
-    the answer. An HMAC of the id with SECRET_KEY, so nothing more is stored."""
-    return salted_hmac("oraculo.query-feedback", str(query_id), algorithm="sha256").hexdigest()
+query_feedback_token = selectors.query_feedback_token  # where callers have always found it
 
 
 def query_log_create(*, question: str, app: str | None, source_type: str | None, answer: str,
@@ -43,9 +40,14 @@ def query_log_create(*, question: str, app: str | None, source_type: str | None,
                      latency_ms: Mapping[str, float | None], llm_model: str = "", llm_error: str = "",
                      answer_truncated: bool = False, widget_key: WidgetKey | None = None,
                      user: AbstractBaseUser | None = None,
-                     page_url: str = "") -> OraculoQuery:
-    """Log one answered question with what is needed to replay and judge it."""
-    return OraculoQuery.objects.create(
+                     page_url: str = "", question_vector: Sequence[float] | None = None,
+                     previous: OraculoQuery | None = None, retrieval_question: str = "") -> OraculoQuery:
+    """Log one answered question with what is needed to replay and judge it (and, for the gaps dashboard, its
+    best passage's score and its vector)."""
+    query = OraculoQuery.objects.create(
+        previous=previous, thread_id=None if previous is None else (previous.thread_id or previous.pk),
+        retrieval_question=retrieval_question if retrieval_question != question else "",
+        top_score=round(max(c.score for c in chunks), 4) if chunks else None,
         question=question, app=app or "", source_type=source_type or "", answer=answer,
         answer_mode=answer_mode, chunk_ids=[c.chunk_id for c in chunks],
         chunk_scores=[round(c.score, 4) for c in chunks], trimmed=trimmed, trim_params=dict(trim_params or {}),
@@ -53,6 +55,9 @@ def query_log_create(*, question: str, app: str | None, source_type: str | None,
         llm_model=llm_model, llm_error=llm_error, answer_truncated=answer_truncated, widget_key=widget_key,
         user=user if user is not None and user.is_authenticated else None, page_url=page_url or "",
     )
+    if question_vector is not None:
+        QueryVector.objects.create(query=query, embedding=[float(x) for x in question_vector])
+    return query
 
 
 def query_feedback_record(*, query_id: int, token: str, helpful: bool, comment: str = "",
@@ -60,13 +65,8 @@ def query_feedback_record(*, query_id: int, token: str, helpful: bool, comment: 
                           ) -> OraculoQuery:
     """Store whether the answer helped; once, and only with the query's feedback token, from the key or user
     that asked."""
-    query = OraculoQuery.objects.filter(pk=query_id).first()
-    asked_by_key = (query is not None and query.widget_key_id is not None and widget_key is not None
-                    and query.widget_key_id == widget_key.pk)
-    asked_by_user = (query is not None and query.user_id is not None and user is not None
-                     and user.is_authenticated and query.user_id == user.pk)
-    if not (token and constant_time_compare(token, query_feedback_token(query_id=query_id))
-            and (asked_by_key or asked_by_user)):
+    query = selectors.query_get_owned(query_id=query_id, token=token, widget_key=widget_key, user=user)
+    if query is None:
         raise FeedbackQueryNotFound("No query with this id and feedback token.")
     now = timezone.now()
     updated = OraculoQuery.objects.filter(pk=query.pk, feedback_at__isnull=True).update(

@@ -7,6 +7,7 @@ from django.http import HttpRequest
 
 from config.admin import ReadOnlyAdminMixin
 from config.replicas import ReplicaReadsAdminMixin
+from oraculo.admin_dashboard import DashboardAdminMixin
 from oraculo.admin_eval import EvalAdminMixin
 from oraculo.models import OraculoQuery, WidgetKey
 
@@ -30,7 +31,8 @@ class FeedbackFilter(admin.SimpleListFilter):
 
 
 @admin.register(OraculoQuery)
-class OraculoQueryAdmin(EvalAdminMixin, ReplicaReadsAdminMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
+class OraculoQueryAdmin(EvalAdminMixin, DashboardAdminMixin, ReplicaReadsAdminMixin, ReadOnlyAdminMixin,
+                        admin.ModelAdmin):
     """Only the API writes queries and only purge_queries deletes them (retention of personal data)."""
 
     list_display = ["short_question", "app", "answer_mode", "trimmed", "tokens_in_context", "tokens_before",
@@ -39,8 +41,8 @@ class OraculoQueryAdmin(EvalAdminMixin, ReplicaReadsAdminMixin, ReadOnlyAdminMix
     list_select_related = ["widget_key", "user"]
     search_fields = ["question"]
     date_hierarchy = "created_at"
-    fields = ["question", "answer", "answer_mode", "app", "source_type", "page_url", "widget_key", "user",
-              "chunk_ids", "chunk_scores", "trimmed", "trim_params", "tokens_before", "tokens_in_context",
+    fields = ["question", "retrieval_question", "previous", "thread", "answer", "answer_mode", "app", "source_type", "page_url", "widget_key", "user",
+              "chunk_ids", "chunk_scores", "top_score", "trimmed", "trim_params", "tokens_before", "tokens_in_context",
               "latency_ms", "llm_model", "llm_error", "answer_truncated", "helpful", "feedback_comment", "feedback_at",
               "created_at"]
     readonly_fields = fields

@@ -13,7 +13,8 @@ from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied
-from django.db.models import QuerySet
+from django.db.models import QuerySet, TextField, Value
+from django.db.models.functions import Coalesce, NullIf
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
@@ -155,8 +156,9 @@ class EvalAdminMixin:
                 ids = [int(i) for i in source["ids"].split(",") if i.strip()][:MAX_ADMIN_QUESTIONS]
             except ValueError:
                 return [], "no valid question ids"
-            texts = (OraculoQuery.objects.filter(pk__in=ids).order_by("-created_at", "-id")
-                     .values_list("question", flat=True))
+            searched = Coalesce(NullIf("retrieval_question", Value("", output_field=TextField())), "question")
+            texts = (OraculoQuery.objects.filter(pk__in=ids).order_by("-created_at", "-id")  # follow-ups as searched
+                     .values_list(searched, flat=True))
             return _distinct(list(texts)), "the selected questions"
         try:
             last = min(max(int(source.get("last") or DEFAULT_LAST), 1), MAX_ADMIN_QUESTIONS)

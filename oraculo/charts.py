@@ -170,3 +170,54 @@ def sweep_curve_svg(*, rows: Sequence[dict], quality_key: str, recommended: dict
                     f'paint-order="stroke">'
                     f"{_esc(label)}</text>")
     return _svg(width, height, title, body)
+
+
+LLM_COLOR = "#417690"
+EXTRACTIVE_COLOR = "#79aec8"
+NOTHING_COLOR = "#ba2121"
+
+
+def questions_per_day_svg(*, days: Sequence, width: int = 760, height: int = 260) -> SafeString:
+    """Stacked bars, one per day: answered by the LLM, extractively, or with nothing found."""
+    title = "Questions per day"
+    left, right, top, bottom = 50, 20, 30, 40
+    plot_w, plot_h = width - left - right, height - top - bottom
+    peak = max([d.total for d in days] or [0]) or 1
+    step = _nice_step(peak)
+    axis_max = max(math.ceil(peak / step) * step, 1)
+    slot = plot_w / max(len(days), 1)
+    bar_w = max(slot * 0.8, 1)
+
+    def y(value: float) -> float:
+        return top + plot_h * (1 - value / axis_max)
+
+    body = []
+    legend_x = left
+    for name, color in (("LLM", LLM_COLOR), ("extractive", EXTRACTIVE_COLOR), ("nothing found", NOTHING_COLOR)):
+        body.append(f'<rect x="{legend_x}" y="8" width="12" height="12" fill="{color}"/>'
+                    f'<text x="{legend_x + 16}" y="18" fill="{INK}">{_esc(name)}</text>')
+        legend_x += 30 + 8 * len(name)
+    tick = 0.0
+    while tick <= axis_max + 1e-9:
+        body.append(f'<line x1="{left}" y1="{y(tick):.1f}" x2="{left + plot_w}" y2="{y(tick):.1f}" stroke="{GRID}"/>'
+                    f'<text x="{left - 6}" y="{y(tick) + 4:.1f}" text-anchor="end" fill="{INK}">{_num(tick)}</text>')
+        tick += step
+    label_every = max(1, math.ceil(len(days) / 10))
+    for i, d in enumerate(days):
+        x = left + i * slot + (slot - bar_w) / 2
+        base = 0
+        tip = (f"{d.day.isoformat()}: {d.total} questions ({d.llm} LLM, {d.extractive} extractive, "
+               f"{d.nothing} nothing found)")
+        parts = [f"<g><title>{_esc(tip)}</title>"]
+        for value, color in ((d.llm, LLM_COLOR), (d.extractive, EXTRACTIVE_COLOR), (d.nothing, NOTHING_COLOR)):
+            if value:
+                parts.append(f'<rect x="{x:.1f}" y="{y(base + value):.1f}" width="{bar_w:.1f}" '
+                             f'height="{y(base) - y(base + value):.1f}" fill="{color}"/>')
+                base += value
+        if not base:
+            parts.append(f'<rect x="{x:.1f}" y="{top}" width="{bar_w:.1f}" height="{plot_h}" fill="transparent"/>')
+        body.append("".join(parts) + "</g>")
+        if i % label_every == 0:
+            body.append(f'<text x="{x + bar_w / 2:.1f}" y="{top + plot_h + 16}" text-anchor="middle" fill="{INK}" '
+                        f'font-size="10">{_esc(d.day.strftime("%m-%d"))}</text>')
+    return _svg(width, height, title, body)

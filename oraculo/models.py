@@ -8,6 +8,7 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
+from pgvector.django import VectorField
 
 
 def new_public_key() -> str:
@@ -93,12 +94,20 @@ class OraculoQuery(models.Model):
     """One real question asked through the API, with everything needed to replay and judge it."""
 
     question = models.TextField()
+    retrieval_question = models.TextField(
+        blank=True, help_text="A follow-up's question as it was searched: rewritten with its thread's context.")
+    thread = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+                               help_text="The first question of the conversation this one continues.")
+    previous = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL,
+                                 related_name="follow_ups", help_text="The question this one follows up.")
     app = models.CharField(max_length=100, blank=True, db_index=True)
     source_type = models.CharField(max_length=50, blank=True)
     answer = models.TextField(blank=True)
     answer_mode = models.CharField(max_length=20, choices=AnswerMode.choices, default=AnswerMode.EXTRACTIVE)
     chunk_ids = models.JSONField(default=list, blank=True)
     chunk_scores = models.JSONField(default=list, blank=True)
+    top_score = models.FloatField(null=True, blank=True,
+                                  help_text="The best passage's similarity; empty when nothing was found.")
     trimmed = models.BooleanField(default=False)
     trim_params = models.JSONField(default=dict, blank=True)
     tokens_before = models.PositiveIntegerField(default=0)
@@ -121,11 +130,23 @@ class OraculoQuery(models.Model):
     class Meta:
         db_table = "oraculo_queries"
         ordering = ["-created_at"]
+        indexes = [models.Index(fields=["app", "created_at"], name="oraculo_query_app_created")]
         verbose_name = "query"
         verbose_name_plural = "queries"
 
     def __str__(self) -> str:
         return self.question[:80]
+
+
+class QueryVector(models.Model):
+    """A logged question's vector, to group near-duplicates on the gaps dashboard. A table of its own: inline,
+    1.5 KB of vector would triple the width of every log row that the dashboard's aggregates scan."""
+
+    query = models.OneToOneField(OraculoQuery, primary_key=True, on_delete=models.CASCADE, related_name="vector")
+    embedding = VectorField(dimensions=settings.EMBEDDING_DIMENSIONS)
+
+    class Meta:
+        db_table = "oraculo_query_vectors"
 
 
 class EvalRun(models.Model):

@@ -11,8 +11,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from django.db.models import Max
-from django.db.models.functions import Trim
+from django.db.models import Max, TextField, Value
+from django.db.models.functions import Coalesce, NullIf, Trim
 
 from config.validation import text_problem
 from oraculo.models import OraculoQuery
@@ -111,10 +111,12 @@ def questions_read(*, path: str | Path) -> list[LabelledQuestion]:
 
 
 def recent_questions(*, last: int = DEFAULT_LAST, app: str | None = None) -> list[LabelledQuestion]:
-    """The `last` most recently asked distinct questions (newest first), optionally of one app."""
+    """The `last` most recently asked distinct questions (newest first), optionally of one app; a follow-up as
+    it was searched (rewritten with its thread's context), so replaying it replays the thread."""
     qs = OraculoQuery.objects.all()
     if app:
         qs = qs.filter(app=app)
-    rows = (qs.annotate(text=Trim("question")).exclude(text="").values("text")
+    searched = Coalesce(NullIf("retrieval_question", Value("", output_field=TextField())), "question")
+    rows = (qs.annotate(text=Trim(searched)).exclude(text="").values("text")
             .annotate(last_asked=Max("created_at"), last_id=Max("id")).order_by("-last_asked", "-last_id")[:last])
     return [LabelledQuestion(row["text"]) for row in rows]

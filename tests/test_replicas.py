@@ -204,6 +204,20 @@ def test_the_dashboard_list_reads_the_replica(replica, client):
     assert "moon base airlock" in client.get("/admin/oraculo/oraculoquery/").content.decode()
 
 
+def test_the_questions_and_gaps_page_reads_the_replica(replica, client):
+    admin = get_user_model().objects.create_user("gaps-replica", is_staff=True, is_superuser=True)
+    client.force_login(admin)
+    replica.wait_until_replayed()
+    replica.pause_replay()
+    OraculoQuery.objects.create(question="Where is the moon base airlock?", answer="-", app="moon")
+    page = client.get("/admin/oraculo/oraculoquery/dashboard/", {"app": "moon"})
+    assert page.status_code == 200 and page.context["board"].total == 0 and "moon" not in page.context["apps"]
+    replica.resume_replay()
+    replica.wait_until_replayed()
+    page = client.get("/admin/oraculo/oraculoquery/dashboard/", {"app": "moon"})
+    assert page.context["board"].total == 1 and "moon" in page.context["apps"]
+
+
 seen_by_task: list[tuple[str, str]] = []
 
 

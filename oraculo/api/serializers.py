@@ -20,6 +20,18 @@ class AskSerializer(StrictInputSerializer):
                             help_text="Limit the search to one source type (e.g. a language or `faq`).")
     page_url = serializers.URLField(required=False, allow_blank=True, max_length=2000,
                                     help_text="The page the question was asked from.")
+    previous_query_id = serializers.IntegerField(
+        required=False, min_value=1, max_value=2**63 - 1,
+        help_text="A follow-up: the query_id of the previous answer in this conversation.")
+    previous_feedback_token = TextField(
+        required=False, max_length=128,
+        help_text="With previous_query_id: its feedback_token, which only whoever asked it has.")
+
+    def validate(self, attrs):
+        if ("previous_query_id" in attrs) != bool(attrs.get("previous_feedback_token")):
+            raise serializers.ValidationError(
+                {"previous_feedback_token": ["previous_query_id and previous_feedback_token go together."]})
+        return attrs
 
     def get_fields(self):
         """The length limit is read per request, so QUERY_MAX_LENGTH can change without a restart."""
@@ -40,6 +52,8 @@ class SourceSerializer(serializers.Serializer):
     url = serializers.CharField()
     score = RoundedFloatField(help_text="Cosine similarity to the question.")
     content = serializers.CharField(help_text="A `[Doc: ...]` line, then the (possibly trimmed) passage.")
+    html = serializers.CharField(default="",
+                                 help_text="The passage rendered from markdown and sanitised: safe to insert.")
 
 
 class LatencySerializer(serializers.Serializer):
@@ -53,7 +67,9 @@ class LatencySerializer(serializers.Serializer):
 class AskResponseSerializer(serializers.Serializer):
     query_id = serializers.IntegerField(help_text="Send feedback on this answer to /queries/{query_id}/feedback.")
     feedback_token = serializers.CharField(help_text="Send it with the feedback: only whoever asked has it.")
-    answer = serializers.CharField()
+    answer = serializers.CharField(help_text="Markdown, citing sources as [1], [2]...")
+    answer_html = serializers.CharField(help_text="The answer rendered and sanitised (allow-listed tags, http(s) "
+                                                  "and mailto links only, no images): safe to insert.")
     answer_mode = serializers.ChoiceField(choices=AnswerMode.choices,
                                           help_text="`extractive` when no LLM is configured or it failed.")
     sources = SourceSerializer(many=True)
@@ -61,6 +77,13 @@ class AskResponseSerializer(serializers.Serializer):
     tokens_in_context = serializers.IntegerField()
     tokens_before = serializers.IntegerField(help_text="Tokens of the context before trimming.")
     latency_ms = LatencySerializer()
+
+    def to_representation(self, instance):
+        """Each source's `html` comes beside it from the result (rendering is the service's job)."""
+        data = super().to_representation(instance)
+        for source, html in zip(data["sources"], getattr(instance, "sources_html", None) or [], strict=False):
+            source["html"] = html
+        return data
 
 
 class FeedbackSerializer(StrictInputSerializer):

@@ -1,18 +1,21 @@
 """The Oráculo API: ask, give feedback on an answer, and health. Thin doors onto answering/actions/selectors."""
 from __future__ import annotations
 
+from django.http import StreamingHttpResponse
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.authentication import SessionAuthentication
 from rest_framework.exceptions import APIException, NotAuthenticated, NotFound, PermissionDenied, Throttled
 from rest_framework.permissions import AllowAny
+from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from config.doors import JSONParser, TokenAuthentication
 from oraculo import actions
-from oraculo.answering import AppNotAllowed, ask
+from oraculo.answering import AppNotAllowed, ask_answer, ask_prepare
 from oraculo.api.authentication import WidgetKeyAuthentication, widget_key_of
 from oraculo.api.permissions import IsWidgetKeyStaffOrToken, WidgetKeyOriginAllowed
 from oraculo.api.serializers import (
@@ -23,7 +26,9 @@ from oraculo.api.serializers import (
     FeedbackSerializer,
     HealthSerializer,
     OraculoErrorSerializer,
+    SourceSerializer,
 )
+from oraculo.api.streaming import EventStreamRenderer, ask_event_stream
 from oraculo.api.throttling import ClientIPRateThrottle, WidgetKeyDailyQuota, WidgetKeyRateThrottle
 from oraculo.selectors import health_check
 
@@ -70,12 +75,28 @@ class CallerAPIView(APIView):
 
 
 class AskView(CallerAPIView):
+    renderer_classes = [*api_settings.DEFAULT_RENDERER_CLASSES, EventStreamRenderer]
+
+    def finalize_response(self, request: Request, response, *args, **kwargs):
+        """Errors are JSON even for a caller that asked for a stream: nothing has been streamed yet."""
+        if isinstance(response, Response) and isinstance(getattr(request, "accepted_renderer", None),
+                                                         EventStreamRenderer):
+            request.accepted_renderer, request.accepted_media_type = JSONRenderer(), "application/json"
+        return super().finalize_response(request, response, *args, **kwargs)
+
     @extend_schema(
         operation_id="ask", tags=TAGS, request=AskSerializer,
         summary="Answer a question from the documentation",
         description="Retrieves the best passages (scoped to the widget key's app), answers with the LLM citing "
-                    "them as [1], [2]..., or extractively when no LLM is configured or it fails.",
+                    "them as [1], [2]..., or extractively when no LLM is configured or it fails.\n\n"
+                    "With `Accept: text/event-stream` the answer streams as server-sent events: `sources` "
+                    "(`{sources, trimmed}`), then `delta` events (`{text}`) as the answer is written, then `done` "
+                    "with the whole response below (its `answer` and `answer_html` replace what was streamed: if "
+                    "the LLM fails mid-stream it is the extractive answer), or `error` (`{detail}`) if the "
+                    "answer could not be completed. Errors before the stream starts are JSON, as without it.",
         responses={200: AskResponseSerializer, **ERROR_RESPONSES,
+                   404: OpenApiResponse(ERROR, description="No previous query with this id and feedback token "
+                                                           "(missing, wrong, or another caller's: all the same)."),
                    503: OpenApiResponse(ERROR, description="Database or embedding model unavailable.")},
         examples=[OpenApiExample("question", request_only=True,
                                  value={"question": "How do I reset my password?",
@@ -86,11 +107,24 @@ class AskView(CallerAPIView):
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         try:
-            result = ask(data["question"], app=data.get("app") or None, source_type=data.get("source_type") or None,
-                         widget_key=widget_key_of(request), user=request.user, page_url=data.get("page_url", ""))
+            prepared = ask_prepare(data["question"], app=data.get("app") or None,
+                                   source_type=data.get("source_type") or None, widget_key=widget_key_of(request),
+                                   user=request.user, page_url=data.get("page_url", ""),
+                                   previous_query_id=data.get("previous_query_id"),
+                                   previous_token=data.get("previous_feedback_token", ""))
         except AppNotAllowed as exc:
             raise PermissionDenied(str(exc)) from exc
-        return Response(AskResponseSerializer(result).data)
+        if isinstance(request.accepted_renderer, EventStreamRenderer):
+            sources = SourceSerializer(prepared.chunks, many=True).data
+            for source, html in zip(sources, prepared.sources_html, strict=True):
+                source["html"] = html
+            stream = ask_event_stream(prepared=prepared, sources=sources,
+                                      done=lambda result: AskResponseSerializer(result).data)
+            response = StreamingHttpResponse(stream, content_type="text/event-stream; charset=utf-8")
+            response["Cache-Control"] = "no-cache"
+            response["X-Accel-Buffering"] = "no"  # nginx: pass each event on as it comes
+            return response
+        return Response(AskResponseSerializer(ask_answer(prepared=prepared)).data)
 
 
 class QueryFeedbackView(CallerAPIView):

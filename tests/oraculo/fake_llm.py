@@ -4,6 +4,10 @@ Modes: "ok" answers citing [1] and echoing passage [1]'s first line (proof the c
 sleeps past the client's timeout, "error" answers HTTP 500, "empty" answers with no content, "endless" ignores
 max_tokens and answers a megabyte, "leaky" refuses with a 401 that echoes the key it was sent. Every request
 is recorded.
+
+A request with `"stream": true` is answered as the OpenAI API streams (server-sent events, chunked): in "ok" mode
+the answer in pieces; "cut" sends two pieces and then drops the connection in the middle of a chunk; "gated"
+sends the first piece and waits for `gate` to be set before the rest. The other modes answer as without stream.
 """
 from __future__ import annotations
 
@@ -23,6 +27,7 @@ class FakeLLM:
         self.slow_seconds = slow_seconds
         self.requests: list[dict] = []
         self.on_request = None  # called (once, then cleared) when a chat request arrives, before answering
+        self.gate = threading.Event()
         self._stop = threading.Event()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -43,11 +48,23 @@ class FakeLLM:
     def reset(self, mode: str = "ok") -> None:
         self.mode = mode
         self.on_request = None
+        self.gate.clear()
         self.requests.clear()
 
     @staticmethod
+    def pieces(text: str, n: int = 4) -> list[str]:
+        size = max(1, -(-len(text) // n))
+        return [text[i:i + size] for i in range(0, len(text), size)]
+
+    @staticmethod
     def answer_for(messages: list[dict]) -> str:
+        """A rewrite request gets the last question of the conversation joined to the follow-up, in brackets
+        so tests can tell it from the joining Oráculo does without an LLM."""
         system = next((m["content"] for m in messages if m["role"] == "system"), "")
+        if "standalone search query" in system:
+            user = messages[-1]["content"]
+            last = [line[3:] for line in user.splitlines() if line.startswith("Q: ")][-1]
+            return f"{last} [{user.rsplit('Follow-up question: ', 1)[1]}]"
         match = PASSAGE_ONE.search(system)
         if not match:
             return "The documentation does not cover this."
@@ -79,6 +96,8 @@ class FakeLLM:
                     key = headers.get("authorization", "").removeprefix("Bearer ")
                     return self._send(401, {"error": {"message": f"Incorrect API key provided: {key}",
                                                       "type": "invalid_request_error"}})
+                if body.get("stream") and fake.mode in ("ok", "cut", "gated"):
+                    return self._stream(body, fake.answer_for(body.get("messages", [])))
                 if fake.mode == "endless":
                     return self._send(200, self._completion(body, "All work and no play. [1] " * 40_000))
                 content = "" if fake.mode == "empty" else fake.answer_for(body.get("messages", []))
@@ -92,6 +111,37 @@ class FakeLLM:
                                  "message": {"role": "assistant", "content": content}}],
                     "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20},
                 }
+
+            def _stream(self, body: dict, content: str) -> None:
+                """Chunked server-sent events, written by hand so that "cut" can break a chunk in half."""
+                self.close_connection = True
+                try:
+                    self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                                     b"Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n")
+                    for i, piece in enumerate(fake.pieces(content)):
+                        if fake.mode == "cut" and i == 2:
+                            self.wfile.write(b"100\r\ndata: {\"id")  # promises 256 bytes, sends 9, hangs up
+                            self.wfile.flush()
+                            return
+                        if fake.mode == "gated" and i == 1:
+                            fake.gate.wait(30)
+                        self._chunk(self._event({"id": "chatcmpl-fake", "object": "chat.completion.chunk",
+                                                 "created": int(time.time()), "model": MODEL,
+                                                 "choices": [{"index": 0, "delta": {"content": piece},
+                                                              "finish_reason": None}]}))
+                    self._chunk(b"data: [DONE]\n\n")
+                    self.wfile.write(b"0\r\n\r\n")
+                    self.wfile.flush()
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+            @staticmethod
+            def _event(payload: dict) -> bytes:
+                return b"data: " + json.dumps(payload).encode() + b"\n\n"
+
+            def _chunk(self, data: bytes) -> None:
+                self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+                self.wfile.flush()
 
             def _send(self, status: int, payload: dict) -> None:
                 data = json.dumps(payload).encode()

@@ -65,11 +65,12 @@ def test_widget_key_asks_and_gets_an_llm_answer_with_sources(client, widget_key,
 
     assert response.status_code == 200, response.content
     body = response.json()
-    assert set(body) == {"query_id", "feedback_token", "answer", "answer_mode", "sources", "trimmed",
+    assert set(body) == {"query_id", "feedback_token", "answer", "answer_html", "answer_mode", "sources", "trimmed",
                          "tokens_in_context", "tokens_before", "latency_ms"}
     assert len(body["feedback_token"]) == 64
     assert body["answer_mode"] == "llm" and "[1]" in body["answer"]
-    assert body["sources"] and set(body["sources"][0]) == {"id", "title", "heading_path", "url", "score", "content"}
+    assert body["sources"] and set(body["sources"][0]) == {"id", "title", "heading_path", "url", "score", "content",
+                                                                   "html"}
     assert body["sources"][0]["content"].startswith("[Doc: ")
     assert body["answer"].startswith(f"According to {body['sources'][0]['content'].splitlines()[0]}")
     assert set(body["latency_ms"]) == {"embedding", "search", "trim", "llm", "total"}
@@ -133,7 +134,7 @@ def test_embedding_service_down_is_a_json_503(client, widget_key, settings):
     ({"question": QUESTION, "app": 7}, "app", "Must be text (a JSON string), not a number."),
     ({"question": QUESTION, "page_url": "not a url"}, "page_url", "Enter a valid URL."),
     ({"question": QUESTION, "top_k": 50}, "top_k", "Unknown field. Accepted fields: question, app, source_type, "
-                                                   "page_url."),
+                                                   "page_url, previous_query_id, previous_feedback_token."),
 ])
 def test_invalid_bodies_get_a_400_per_field(client, widget_key, body, field, message):
     response = post(client, ASK, body, key=widget_key)
@@ -426,7 +427,7 @@ def test_oraculo_schema_is_valid_and_generates_without_warnings():
     validate_schema(schema)
 
     ask_op = schema["paths"]["/api/v1/ask"]["post"]
-    assert set(ask_op["responses"]) == {"200", "400", "401", "403", "429", "503"}
+    assert set(ask_op["responses"]) == {"200", "400", "401", "403", "404", "429", "503"}
     assert {"widgetKey": []} in ask_op["security"]
     assert schema["components"]["securitySchemes"]["widgetKey"] == {
         "type": "apiKey", "in": "header", "name": "X-Widget-Key",

@@ -16,8 +16,9 @@ from oraculo.models import WidgetKey
 pytestmark = pytest.mark.django_db
 
 # Size budget for the widget, unminified, in bytes: raw and gzipped (-9).
-JS_BUDGET, JS_GZIP_BUDGET = 13 * 1024, 5 * 1024
-CSS_BUDGET, CSS_GZIP_BUDGET = 8 * 1024, 2560
+# Rendered answers, streaming and threads grew the widget; issue #13 keeps it under 8 KB gzipped.
+JS_BUDGET, JS_GZIP_BUDGET = 24 * 1024, 8 * 1024
+CSS_BUDGET, CSS_GZIP_BUDGET = 12 * 1024, 3 * 1024
 
 SCRIPT_TAG = re.compile(r'<script src="(?P<src>[^"]*/oraculo/widget\.js)" data-key="(?P<key>[^"]+)" '
                         r'data-app="(?P<app>[^"]*)" defer></script>')
@@ -102,6 +103,7 @@ def test_widget_static_files_exist_within_size_budget(name, budget, gzip_budget)
 
 
 def test_widget_never_renders_server_text_as_html():
+    """Server HTML is parsed into an inert document and rebuilt node by node from an allow-list, never inserted."""
     source = open(finders.find("oraculo/widget.js"), encoding="utf-8").read()
     assert not re.search(r"\.(innerHTML|outerHTML)\s*=|insertAdjacentHTML|document\.write", source)
 

@@ -75,3 +75,16 @@ def test_bad_ages_are_refused_clearly(queries, age):
 def test_the_age_is_required(queries):
     with pytest.raises(CommandError, match="--older-than"):
         purge()
+
+
+def test_purging_a_question_deletes_its_vector_and_unlinks_its_follow_ups():
+    from oraculo.actions import queries_purge
+    from oraculo.models import QueryVector
+
+    old = OraculoQuery.objects.create(question="old", answer="a")
+    QueryVector.objects.create(query=old, embedding=[0.1] * 384)
+    OraculoQuery.objects.filter(pk=old.pk).update(created_at=timezone.now() - timedelta(days=100))
+    follow = OraculoQuery.objects.create(question="and?", answer="b", previous=old, thread=old)
+    assert queries_purge(older_than=timedelta(days=90)) == 1
+    follow.refresh_from_db()
+    assert not QueryVector.objects.exists() and follow.previous_id is None and follow.thread_id is None

@@ -309,3 +309,220 @@ def test_mobile_width_fits_the_screen(browser):
         screenshot(page, "widget-mobile.png")
     finally:
         context.close()
+
+
+# Rendered answers: the server's markdown rendering (the real one) shown by the widget.
+
+RICH_EN = ("To run the docs locally [1]:\n\n1. Install the tools with `make venv`.\n2. Start the server:\n\n"
+           "```sh\nmake run\n```\n\n- Soft line breaks\n  stay in one sentence.\n"
+           "- See [the guide](https://docs.example.com/en/guide) "
+           "for more [2].")
+RICH_ES = ("Para ver la documentaci\u00f3n en local [1]:\n\n1. Instala las herramientas con `make venv`.\n"
+           "2. Arranca el servidor:\n\n```sh\nmake run\n```\n\n"
+           "- Los saltos de l\u00ednea del texto\n  no cortan la frase.\n"
+           "- Consulta [la gu\u00eda](https://docs.example.com/es/guia) para m\u00e1s [2].")
+HOSTILE = ('<script>window.pwned=1</script> <img src=x onerror="window.pwned=1"> '
+           '[js](javascript:window.pwned=1) [rel](/admin/) ![tracker](http://evil.test/p.png) '
+           '<a href="https://x.test" onclick="window.pwned=1">raw</a> [ok](https://docs.example.com/ok) [1]\n\n'
+           + "|" + "|".join(f"column {i}" for i in range(60)) + "|\n|" + "---|" * 60 + "\n"
+           + "|" + "|".join("cell" for _ in range(60)) + "|\n")
+
+
+def rendered(answer: str) -> dict:
+    from oraculo.rendering import render_markdown
+
+    sources = [{**s, "html": render_markdown(text="Passage with `code` and\na [link](https://docs.example.com/p).")}
+               for s in ANSWER["sources"]]
+    return {**ANSWER, "answer": answer, "answer_html": render_markdown(text=answer), "sources": sources}
+
+
+@pytest.mark.parametrize(("lang", "answer", "shot"), [("en", RICH_EN, "widget-rendered-en.png"),
+                                                        ("es", RICH_ES, "widget-rendered-es.png")])
+def test_rendered_answer_shows_code_lists_links_and_linked_citations(page, lang, answer, shot):
+    FakeSite(page, lang=lang, api=lambda route, request: FakeSite.reply(route, 200, rendered(answer)))
+    open_widget(page)
+    ask(page, "How do I run the docs?" if lang == "en" else "\u00bfC\u00f3mo veo la documentaci\u00f3n?")
+    text = page.locator("#orw-answer .orw-text")
+    text.locator("ol").wait_for()
+    assert text.locator("ol > li").count() == 2 and text.locator("ul > li").count() == 2
+    assert text.locator("pre code").inner_text().strip() == "make run"
+    font = page.evaluate("getComputedStyle(document.querySelector('#orw-answer .orw-text pre code')).fontFamily")
+    assert "monospace" in font
+    assert "`" not in text.inner_text() and "**" not in text.inner_text() and "](" not in text.inner_text()
+    link = text.locator("a[href^='https://docs.example.com/']")
+    assert link.get_attribute("rel") == "noopener nofollow noreferrer" and link.get_attribute("target") == "_blank"
+    # The source's soft line break is a space: the list item is one line of text.
+    soft = text.locator("ul > li").first.inner_text()
+    assert "\n" not in soft.strip()
+    refs = text.locator("a.orw-ref")
+    assert refs.count() == 2
+    refs.nth(1).click()
+    assert page.evaluate("document.activeElement.id") == "orw-src-41-2"
+    page.locator("#orw-answer .orw-passage summary").first.click()
+    assert page.locator("#orw-answer .orw-passage-text code").first.inner_text() == "code"
+    page.locator("#orw-panel").evaluate("panel => panel.scrollTop = 0")
+    screenshot(page, shot)
+
+
+def test_hostile_markdown_rendered_by_the_server_stays_inert_in_the_browser(page):
+    FakeSite(page, api=lambda route, request: FakeSite.reply(route, 200, rendered(HOSTILE)))
+    open_widget(page)
+    ask(page)
+    text = page.locator("#orw-answer .orw-text")
+    text.locator("table").wait_for()
+    page.wait_for_timeout(200)  # let an injected handler fire, if there were one
+    assert page.evaluate("window.pwned") is None
+    hostile = "#orw-answer img, #orw-answer script, #orw-answer [onclick], #orw-answer [onerror]"
+    assert page.locator(hostile).count() == 0
+    hrefs = text.locator("a:not(.orw-ref)").evaluate_all("links => links.map(a => a.getAttribute('href'))")
+    assert all(h is None or h.startswith("https://") for h in hrefs), hrefs
+    assert "https://docs.example.com/ok" in hrefs
+    assert "tracker" in text.inner_text()  # the image's alt text, nothing loaded
+    table = page.evaluate("""() => { const w = document.querySelector('#orw-answer .orw-table');
+        const p = document.getElementById('orw-panel').getBoundingClientRect();
+        return {scroll: w.scrollWidth, client: w.clientWidth, overflow: getComputedStyle(w).overflowX,
+                panelWidth: p.width}; }""")
+    assert table["scroll"] > table["client"] and table["overflow"] == "auto" and table["panelWidth"] <= 400
+
+
+def test_markup_from_a_hostile_server_is_rebuilt_from_the_allow_list(page):
+    """Even if a server (data-api pointing anywhere) sent unsanitised HTML, the widget keeps only its tags."""
+    evil = ('<p onclick="window.pwned=1" style="position:fixed">p</p><img src=x onerror="window.pwned=1">'
+            '<a href="javascript:window.pwned=1">js</a><iframe src="https://evil.test"></iframe>'
+            '<script>window.pwned=1</script><form action="https://evil.test"><input name=x></form>'
+            '<svg><a href="javascript:window.pwned=1"><text>svg</text></a></svg><a href="https://ok.test/">ok</a>')
+    FakeSite(page, api=lambda route, request: FakeSite.reply(route, 200, {
+        **ANSWER, "answer_html": evil, "sources": [{**ANSWER["sources"][0], "html": evil}]}))
+    open_widget(page)
+    ask(page)
+    page.locator("#orw-answer .orw-sources").wait_for()
+    page.locator("#orw-answer .orw-passage summary").click()
+    page.wait_for_timeout(200)
+    assert page.evaluate("window.pwned") is None
+    bad = ":is(#orw-answer .orw-text, #orw-answer .orw-passage-text) :is(img, iframe, script, form, input, svg, " \
+          "[onclick], [style])"
+    assert page.locator(bad).count() == 0
+    hrefs = page.locator("#orw-answer .orw-text a, #orw-answer .orw-passage-text a").evaluate_all(
+        "links => links.map(a => a.getAttribute('href'))")
+    assert hrefs.count("https://ok.test/") == 2 and all(h is None or h.startswith("https://") for h in hrefs)
+
+
+# Streaming: text shown as it arrives, and the plain request when a stream cannot be had.
+
+@pytest.mark.django_db(transaction=True)
+def test_streamed_text_shows_while_the_llm_is_still_writing(page, live_server, settings, fake_llm):
+    from biblioteca.ingest import directory_ingest
+    from oraculo.models import OraculoQuery
+
+    settings.DEMO_APP = "guide"
+    call_command("demo_widget_key", "--origin", live_server.url)
+    assert not directory_ingest(paths=[FIXTURE_DOCS / "en"], app="guide", source_type="en",
+                                url_prefix="https://docs.example.com/en").failed
+    fake_llm.reset("gated")  # the fake LLM sends its first piece, then waits for the test to let it go on
+    try:
+        page.goto(f"{live_server.url}/widget/demo/")
+        page.get_by_role("button", name="Help", exact=True).click()
+        ask(page, "How do I reset my password?")
+        streaming = page.locator("#orw-answer .orw-text.orw-streaming")
+        streaming.wait_for()
+        assert streaming.inner_text().startswith("According to")
+        assert page.locator("#orw-answer").get_attribute("aria-busy") == "true"
+        assert page.locator("#orw-answer .orw-feedback").count() == 0 and not OraculoQuery.objects.exists()
+        screenshot(page, "widget-streaming.png")
+    finally:
+        fake_llm.gate.set()
+    page.locator("#orw-answer .orw-feedback").wait_for()
+    assert page.locator("#orw-answer .orw-streaming").count() == 0
+    assert page.locator("#orw-answer").get_attribute("aria-busy") is None
+    text = page.locator("#orw-answer .orw-text")
+    assert text.locator("p").count() >= 1 and text.locator("a.orw-ref").count() >= 1
+    query = OraculoQuery.objects.get()
+    assert query.answer_mode == "llm" and query.answer.startswith("According to")
+    assert fake_llm.requests[-1]["body"]["stream"] is True
+
+
+def sse(*events) -> str:
+    return "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in events)
+
+
+def test_a_scripted_stream_is_rendered_from_its_done_event(page):
+    from oraculo.rendering import render_markdown
+
+    done = {**ANSWER, "answer": "Use `make run` [1].", "answer_html": render_markdown(text="Use `make run` [1].")}
+    site = FakeSite(page, api=lambda route, request: route.fulfill(
+        status=200, content_type="text/event-stream", headers=CORS,
+        body=sse(("sources", {"sources": ANSWER["sources"]}), ("delta", {"text": "Use `make"}),
+                 ("delta", {"text": " run` [1]."}), ("done", done))))
+    open_widget(page)
+    ask(page)
+    page.locator("#orw-answer .orw-feedback").wait_for()
+    assert page.locator("#orw-answer .orw-text code").inner_text() == "make run"
+    assert len(site.requests) == 1 and site.requests[0]["headers"]["accept"] == "text/event-stream"
+
+
+@pytest.mark.parametrize("stream_reply", ["406", "cut"])
+def test_without_a_stream_the_widget_asks_again_plainly(page, stream_reply):
+    def api(route, request):
+        if request.headers.get("accept") != "text/event-stream":
+            return FakeSite.reply(route, 200, rendered("Plain answer [1]."))
+        if stream_reply == "406":
+            return FakeSite.reply(route, 406, {"detail": "Could not satisfy the request Accept header."})
+        return route.fulfill(status=200, content_type="text/event-stream", headers=CORS,
+                             body=sse(("sources", {"sources": []}), ("delta", {"text": "Half an ans"})))
+
+    site = FakeSite(page, api=api)
+    open_widget(page)
+    ask(page)
+    page.locator("#orw-answer .orw-feedback").wait_for()
+    assert page.locator("#orw-answer .orw-text").inner_text().startswith("Plain answer")
+    assert [r["headers"].get("accept") for r in site.requests][0] == "text/event-stream"
+    assert len(site.requests) == 2 and site.requests[1]["headers"].get("accept") != "text/event-stream"
+
+
+# Follow-ups: the widget keeps the thread of the page visit.
+
+def test_the_widget_keeps_the_thread_until_a_new_question(page):
+    answers = iter(range(41, 60))
+
+    def api(route, request):
+        qid = next(answers)
+        return FakeSite.reply(route, 200, {**rendered(f"Answer {qid} [1]."), "query_id": qid,
+                                           "feedback_token": f"t{qid}"})
+
+    site = FakeSite(page, api=api)
+    open_widget(page)
+    ask(page, "When are invoices sent?")
+    page.get_by_text("Answer 41").wait_for()
+    assert "previous_query_id" not in site.requests[0]["body"]
+    ask(page, "Who gets them?")
+    page.get_by_text("Answer 42").wait_for()
+    assert site.requests[1]["body"]["previous_query_id"] == 41
+    assert site.requests[1]["body"]["previous_feedback_token"] == "t41"
+    assert page.locator("#orw-answer .orw-thread").inner_text().startswith(
+        "Following up on \u201cWhen are invoices sent?\u201d.")
+    page.get_by_role("button", name="New question").click()
+    assert page.locator("#orw-answer .orw-thread").count() == 0
+    assert page.evaluate("document.activeElement.id") == "orw-q"
+    ask(page, "How do I reset my password?")
+    page.get_by_text("Answer 43").wait_for()
+    assert "previous_query_id" not in site.requests[2]["body"]
+
+
+def test_a_thread_the_server_no_longer_knows_is_asked_afresh(page):
+    bodies = []
+
+    def api(route, request):
+        body = json.loads(request.post_data)
+        bodies.append(body)
+        if body.get("previous_query_id"):
+            return FakeSite.reply(route, 404, {"detail": "No previous query with this id and feedback token."})
+        return FakeSite.reply(route, 200, {**rendered(f"Answer {len(bodies)}."), "query_id": len(bodies)})
+
+    FakeSite(page, api=api)
+    open_widget(page)
+    ask(page, "First?")
+    page.get_by_text("Answer 1.").wait_for()
+    ask(page, "Second?")
+    page.get_by_text("Answer 3.").wait_for()
+    assert [b.get("previous_query_id") for b in bodies] == [None, 1, None]
+    assert page.locator("#orw-answer .orw-thread").count() == 0

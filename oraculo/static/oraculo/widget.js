@@ -1,6 +1,7 @@
 /* Oraculo help widget, no dependencies. <script src="https://HOST/static/oraculo/widget.js" data-key="wk_..."
  * data-app="guide" defer></script>; optional data-api (server URL; default: this script's origin),
- * data-source-type, data-lang. Server text only ever goes in as text (textContent), never as HTML. */
+ * data-source-type, data-lang. Server text goes in as text (textContent); the server's rendered HTML is rebuilt
+ * node by node from an inert parsed document, allow-listed tags and http(s)/mailto links only. */
 (function () {
   "use strict";
   var d = document, w = window;
@@ -24,7 +25,8 @@
       thanks: "Thanks for your feedback!", empty: "Type a question first.",
       network: "Could not reach the help service. Check your connection and try again.",
       rate: "Too many questions, try again in {n} s.", rateNoWait: "Too many questions, try again shortly.",
-      failed: "Something went wrong ({s}). Try again later.", ref: "Source {n}"
+      failed: "Something went wrong ({s}). Try again later.", ref: "Source {n}", passage: "Show passage",
+      follows: "Following up on \u201c{q}\u201d.", restart: "New question"
     },
     es: {
       help: "Ayuda", title: "Pregunta a la documentaci\u00f3n", close: "Cerrar ayuda", label: "Tu pregunta",
@@ -36,7 +38,8 @@
       network: "No se pudo conectar con el servicio de ayuda. Comprueba tu conexi\u00f3n e int\u00e9ntalo de nuevo.",
       rate: "Demasiadas preguntas, int\u00e9ntalo de nuevo en {n} s.",
       rateNoWait: "Demasiadas preguntas, int\u00e9ntalo de nuevo en un momento.",
-      failed: "Algo ha fallado ({s}). Int\u00e9ntalo m\u00e1s tarde.", ref: "Fuente {n}"
+      failed: "Algo ha fallado ({s}). Int\u00e9ntalo m\u00e1s tarde.", ref: "Fuente {n}",
+      passage: "Ver fragmento", follows: "Sobre \u201c{q}\u201d.", restart: "Nueva pregunta"
     }
   }[lang];
 
@@ -101,17 +104,68 @@
   }
 
   /* No cookies: the API authenticates with the widget key only. Gives up after 60 s like a network error. */
-  function post(path, body) {
+  function send(path, body, accept) {
     var ctl = w.AbortController && new AbortController(), timer = setTimeout(function () { ctl && ctl.abort(); }, 60000);
+    var headers = { "Content-Type": "application/json", "X-Widget-Key": data("key") };
+    if (accept) headers.Accept = accept;
     return fetch(api + path, {
-      method: "POST", credentials: "omit", signal: ctl && ctl.signal, body: JSON.stringify(body),
-      headers: { "Content-Type": "application/json", "X-Widget-Key": data("key") }
-    }).then(function (r) {
-      clearTimeout(timer);
-      return r.text().then(function (t) {
+      method: "POST", credentials: "omit", signal: ctl && ctl.signal, body: JSON.stringify(body), headers: headers
+    }).then(function (r) { r.done = function () { clearTimeout(timer); }; return r; });
+  }
+  function settle(r) {
+    r.done();
+    return r.text().then(function (t) {
+      var j = null;
+      try { j = t ? JSON.parse(t) : null; } catch (err) { /* not JSON: keep null */ }
+      return { ok: r.ok, status: r.status, json: j, retry: r.headers.get("Retry-After") };
+    });
+  }
+  function post(path, body) { return send(path, body).then(settle); }
+
+  /* /ask as server-sent events: `delta` text is shown as it arrives, `done` is the whole answer. Resolves like
+   * post(), or with {again: true} when it cannot stream (an older server, a stream cut before `done`): the
+   * caller then asks once more, plainly. A network error is one, as with post(). */
+  var canStream = !!(w.ReadableStream && w.TextDecoder && w.Response && "body" in Response.prototype);
+  function stream(body) {
+    return send("/ask", body, "text/event-stream").then(function (r) {
+      if (r.status === 406) { r.done(); return { again: true }; }
+      if (!r.ok || !r.body || !/^text\/event-stream/.test(r.headers.get("Content-Type") || "")) return settle(r);
+      var reader = r.body.getReader(), dec = new TextDecoder(), buf = "", out = null, shown = null;
+      function event(block) {
+        var name = "", raw = "";
+        block.split("\n").forEach(function (line) {
+          var m = /^(event|data): ?(.*)$/.exec(line);
+          if (m && m[1] === "event") name = m[2]; else if (m) raw += m[2];
+        });
         var j = null;
-        try { j = t ? JSON.parse(t) : null; } catch (err) { /* not JSON: keep null */ }
-        return { ok: r.ok, status: r.status, json: j, retry: r.headers.get("Retry-After") };
+        try { j = JSON.parse(raw); } catch (err) { return; }
+        if (name === "delta" && j && typeof j.text === "string") {
+          if (!shown) {
+            region.textContent = "";
+            region.setAttribute("aria-busy", "true");
+            shown = region.appendChild(el("div", "text plain streaming"));
+          }
+          shown.appendChild(d.createTextNode(j.text));
+        } else if (name === "done") out = { ok: true, status: 200, json: j };
+        else if (name === "error") out = { ok: false, status: 503, json: j };
+      }
+      function pump() {
+        return reader.read().then(function (c) {
+          if (!c.done) {
+            var parts = (buf += dec.decode(c.value, { stream: true })).split("\n\n");
+            buf = parts.pop();
+            parts.forEach(event);
+            if (!out) return pump();
+            reader.cancel()["catch"](function () { /* already closed */ });
+          }
+          r.done();
+          return out || { again: true };
+        });
+      }
+      /* A stream cut before `done` (a proxy, a dropped connection): the plain request, once. */
+      return pump()["catch"](function () { return { again: true }; }).then(function (res) {
+        region.removeAttribute("aria-busy");
+        return res;
       });
     });
   }
@@ -131,7 +185,13 @@
     return msgs.length && res.status < 500 ? msgs.join(" ") : T.failed.replace("{s}", res.status);
   }
 
-  var busy = false;
+  /* The conversation of this page visit: a question follows up the last answer until "New question". Only the
+   * asker holds an answer's feedback token, so only it can continue the thread. */
+  var busy = false, thread = null;
+  function answer(body) {
+    return canStream ? stream(body).then(function (res) { return res.again ? post("/ask", body) : res; })
+      : post("/ask", body);
+  }
   function ask() {
     var q = input.value.trim();
     if (busy) return;
@@ -143,9 +203,21 @@
     var body = { question: q, page_url: location.href };
     if (data("app")) body.app = data("app");
     if (data("source-type")) body.source_type = data("source-type");
-    post("/ask", body).then(function (res) {
-      if (res.ok && res.json && typeof res.json.answer === "string") render(res.json);
-      else status(errorText(res), "error");
+    var follows = thread && thread.q;
+    if (thread) { body.previous_query_id = thread.id; body.previous_feedback_token = thread.token; }
+    answer(body).then(function (res) {
+      if (res.status !== 404 || !follows) return res;
+      /* The previous answer is gone (purged, say): ask afresh. */
+      thread = follows = null;
+      delete body.previous_query_id;
+      delete body.previous_feedback_token;
+      return answer(body);
+    }).then(function (res) {
+      var a = res.json;
+      if (res.ok && a && typeof a.answer === "string") {
+        thread = a.query_id && a.feedback_token ? { id: a.query_id, token: String(a.feedback_token), q: q } : null;
+        render(a, follows);
+      } else status(errorText(res), "error");
     }, function () { status(T.network, "error"); }).then(function () {
       busy = false;
       submit.removeAttribute("aria-disabled");
@@ -159,25 +231,67 @@
     } catch (e) { return ""; }
   }
 
-  function render(a) {
-    region.textContent = "";
-    var sources = Array.isArray(a.sources) ? a.sources : [];
-    var qid = String(a.query_id == null ? "" : a.query_id);
-    if (a.answer_mode === "extractive") region.appendChild(el("p", "mode", null, T.extractive));
-    var text = el("div", "text");
-    /* "[n]" markers become links to the numbered source; everything else is plain text. */
-    String(a.answer).split(/(\[\d+\])/).forEach(function (part) {
+  /* The server sends sanitised HTML; it is still parsed into an inert document (no scripts run, nothing
+   * loads) and rebuilt here, keeping only these tags and links to http(s)/mailto, so the page never trusts
+   * markup it did not make itself. */
+  var TAGS = /^(P|BR|HR|STRONG|EM|DEL|S|CODE|PRE|BLOCKQUOTE|UL|OL|LI|A|H[1-6]|TABLE|THEAD|TBODY|TR|TH|TD)$/;
+  function html(source, cites) {
+    var doc = new DOMParser().parseFromString(String(source || ""), "text/html"), out = d.createDocumentFragment();
+    (function copy(from, to, inert) {
+      [].forEach.call(from.childNodes, function (n) {
+        if (n.nodeType === 3) return to.appendChild(inert ? d.createTextNode(n.data) : citeText(n.data, cites));
+        if (n.nodeType !== 1 || /^(SCRIPT|STYLE|TEMPLATE)$/.test(n.tagName)) return;
+        if (!TAGS.test(n.tagName)) return copy(n, to, inert);
+        var e = d.createElement(n.tagName), href = n.tagName === "A" && n.getAttribute("href");
+        if (href && /^(https?|mailto):/i.test(href)) {
+          e.href = href; e.target = "_blank"; e.rel = "noopener nofollow noreferrer";
+        }
+        if (n.tagName === "OL" && n.getAttribute("start")) e.start = parseInt(n.getAttribute("start"), 10) || 1;
+        if (n.tagName === "TABLE") { var wrap = el("div", "table"); to.appendChild(wrap).appendChild(e); }
+        else to.appendChild(e);
+        copy(n, e, inert || /^(A|CODE|PRE)$/.test(n.tagName));
+      });
+    })(doc.body, out, false);
+    return out;
+  }
+
+  /* "[n]" in text becomes a link to the n-th source; anything else stays text. */
+  function citeText(text, cites) {
+    var f = d.createDocumentFragment();
+    text.split(/(\[\d+\])/).forEach(function (part) {
       var m = /^\[(\d+)\]$/.exec(part), n = m && +m[1];
-      if (n && n <= sources.length) {
-        var ref = el("a", "ref", { href: "#" + id("src-" + qid + "-" + n), "aria-label": T.ref.replace("{n}", n) }, "[" + n + "]");
+      if (n && cites && n <= cites.n) {
+        var ref = el("a", "ref", { href: "#" + id("src-" + cites.q + "-" + n), "aria-label": T.ref.replace("{n}", n) }, "[" + n + "]");
         ref.addEventListener("click", function (e) {
           e.preventDefault();
-          var target = d.getElementById(id("src-" + qid + "-" + n));
+          var target = d.getElementById(id("src-" + cites.q + "-" + n));
           if (target) { target.focus(); target.scrollIntoView({ block: "nearest" }); }
         });
-        text.appendChild(ref);
-      } else if (part) text.appendChild(d.createTextNode(part));
+        f.appendChild(ref);
+      } else if (part) f.appendChild(d.createTextNode(part));
     });
+    return f;
+  }
+
+  function render(a, follows) {
+    region.textContent = "";
+    if (follows) {
+      var again = el("button", "restart", null, T.restart), note = el("p", "thread", null, T.follows.replace("{q}", follows));
+      again.addEventListener("click", function () {
+        thread = null;
+        note.parentNode && note.parentNode.removeChild(note);
+        input.value = "";
+        input.focus();
+      });
+      region.appendChild(add(note, d.createTextNode(" "), again));
+    }
+    var sources = Array.isArray(a.sources) ? a.sources : [];
+    var qid = String(a.query_id == null ? "" : a.query_id), cites = { q: qid, n: sources.length };
+    if (a.answer_mode === "extractive") region.appendChild(el("p", "mode", null, T.extractive));
+    var text = el("div", "text");
+    /* Rendered HTML when the server sends it; the plain answer (as text) from an older server. */
+    if (typeof a.answer_html === "string" && a.answer_html) text.appendChild(html(a.answer_html, cites));
+    else { text.className += " " + P + "plain"; text.appendChild(citeText(String(a.answer), cites)); }
     region.appendChild(text);
 
     if (sources.length) {
@@ -193,6 +307,10 @@
           return String(h).replace(/^#+\s*/, "");
         }).filter(function (h) { return h && h !== title; });
         if (path.length) li.appendChild(el("span", "source-path", null, path.join(" \u203a ")));
+        if (s && typeof s.html === "string" && s.html) {
+          var more = el("details", "passage"), sum = el("summary", "", null, T.passage);
+          add(li, add(more, sum, add(el("div", "passage-text"), html(s.html))));
+        }
         list.appendChild(li);
       });
       add(region, el("h3", "sources-h", null, T.sources), list);
