@@ -113,7 +113,7 @@ def search(*, query_vector: np.ndarray, top_k: int = 5, filters: Mapping[str, st
         raise ValueError(f"unknown filter(s): {', '.join(sorted(unknown))}")
     budget = settings.RETRIEVAL_PASSAGE_WORDS if passage_words is None else passage_words
     # Growing can absorb a lower hit into a higher one's passage; a few spare hits refill the freed places.
-    fetch = min(2 * top_k, MAX_TOP_K * 2) if budget else top_k
+    fetch = 2 * top_k if budget else top_k
     rows = chunk_search(query_vector=query_vector, top_k=fetch, app=filters.get("app"),
                         source_type=filters.get("source_type"), query_text=query_text,
                         hybrid=hybrid_params() if hybrid else None)

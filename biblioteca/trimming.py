@@ -8,8 +8,8 @@ with " [...] ", return a chunk unchanged when every sentence is kept or it has n
 Beyond the seed, query-level rules (all optional):
 - `relative_margin`: a sentence scoring within this margin of the best sentence across all chunks is kept even
   under the threshold, so the best evidence survives when the whole query scores low;
-- `drop_margin`: a chunk whose best sentence is further than this below the best sentence across all chunks is
-  dropped outright (never emptied), so hopeless chunks stop paying their one-sentence floor;
+- `drop_margin`: a chunk whose best sentence, by cosine, is further than this below the best sentence across all
+  chunks is dropped outright (never emptied), so hopeless chunks stop paying their one-sentence floor;
 - `lexical_weight`: a sentence's score also counts the question's terms it holds (or its heading holds), each
   weighed by its rarity in the library. Short units of documentation (`**Default:** None`, a list item, a table
   row) embed poorly but name the option the question names;
@@ -209,8 +209,7 @@ def trim_chunks(chunks: Sequence[TrimInput], query_vector: np.ndarray, params: T
     if params.lexical_weight and query_terms:
         scores = [s + params.lexical_weight * lexical_evidence(c, query_terms, heading_weight=params.heading_weight)
                   for c, s in zip(chunks, cosines)]
-    best = [float(s.max()) if len(s) else None for s in scores]
-    overall = max((b for b in best if b is not None), default=None)
+    overall = max((float(s.max()) for s in scores if len(s)), default=None)
     # Whole chunks are judged on cosines alone: words lift a sentence inside a chunk, but a chunk that merely
     # shares a word with the question is no closer to the answer.
     best_cosine = [float(s.max()) if len(s) else None for s in cosines]

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable
 from functools import lru_cache
 
 import Stemmer
@@ -75,20 +74,9 @@ def _stemmer(language: str) -> Stemmer.Stemmer | None:
 def terms(text: str, *, language: str = "") -> list[str]:
     """`text`'s words, folded, lower-cased, identifiers spelled out, stemmed in `language` when it has a
     stemmer: the units the trimmer compares a question's terms with."""
-    words = [w.lower() for w in _WORD.findall(lexical_text(text).replace("_", " "))]
+    words = [w.lower() for w in _WORD.findall(lexical_text(text))]
     stemmer = _stemmer(language)
     return stemmer.stemWords(words) if stemmer else words
-
-
-def identifiers(text: str) -> list[str]:
-    """The joined wholes of the identifiers `text` names (`response_model` -> `responsemodel`): the terms a
-    question shares with exactly one option, flag or API."""
-    out: list[str] = []
-    for match in _WORDISH.finditer(fold(text)):
-        spelled = _spelled(match.group())
-        if len(spelled) > 1:
-            out.extend(s for s in spelled if s not in {p.lower() for p in _parts(match.group())})
-    return list(dict.fromkeys(out))
 
 
 def search_config(language: str) -> str:
@@ -119,6 +107,3 @@ def detect_language(text: str, *, minimum_confidence: float = 0.5) -> str:
     language, confidence = _identifier().classify(prose[:20000])
     return language if confidence >= minimum_confidence else ""
 
-
-def known_languages() -> Iterable[str]:
-    return SEARCH_CONFIGS.keys()

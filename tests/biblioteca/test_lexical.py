@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from biblioteca.text.lexical import detect_language, fold, identifiers, lexical_text, search_config, terms
+from biblioteca.text.lexical import detect_language, fold, lexical_text, search_config, terms
 
 
 def test_fold_strips_diacritics_in_both_languages():
@@ -28,11 +28,6 @@ def test_identifiers_are_spelled_out_by_their_parts_and_whole(identifier, expect
 
 def test_plain_words_keep_their_order_and_identifiers_sit_where_they_were():
     assert lexical_text("Set", "the response_model now") == "Set the response model responsemodel now"
-
-
-def test_identifiers_lists_only_the_joined_wholes():
-    assert identifiers("Use app.include_router and --port with plain words") == ["appincluderouter",
-                                                                                 "includerouter"]
 
 
 def test_terms_are_stemmed_in_the_given_language_and_folded():
