@@ -139,26 +139,25 @@ def document_language(*, app: str, content: str) -> str:
 
 def _store_search_vectors(document: Document, chunks: Sequence[Chunk]) -> None:
     """Index each chunk's header and text for full-text search with the document's configuration."""
-    header_texts = [lexical_text(document.title, *c.heading_path, c.text) for c in chunks]
+    bodies = [lexical_text(document.title, *c.heading_path, c.text) for c in chunks]
     with connection.cursor() as cursor:
         cursor.execute(
             f"UPDATE {Chunk._meta.db_table} AS c SET search_vector = t.vector, "
             "search_length = (SELECT coalesce(sum(cardinality(u.positions)), 0) FROM unnest(t.vector) AS u) "
             "FROM (SELECT v.id, to_tsvector(%s::regconfig, v.body) AS vector "
             "FROM unnest(%s::bigint[], %s::text[]) AS v(id, body)) AS t WHERE c.id = t.id",
-            [document.search_config, [c.pk for c in chunks], header_texts],
+            [document.search_config, [c.pk for c in chunks], bodies],
         )
 
 
-def _language_changed(document: Document, language: str) -> bool:
+def _reindex_if_language_changed(document: Document, language: str) -> None:
     """Re-index an unchanged document whose language (and so its configuration) is no longer the stored one."""
     if document.language == language:
-        return False
+        return
     document.language, document.search_config = language, search_config(language)
     with transaction.atomic():
         document.save(update_fields=["language", "search_config"])
         _store_search_vectors(document, list(document.chunks.all()))
-    return True
 
 
 def document_ingest(*, source_path: str, content: str, app: str = "default", source_type: str = "docs",
@@ -175,7 +174,7 @@ def document_ingest(*, source_path: str, content: str, app: str = "default", sou
         if not dry_run:
             if existing.url != url or existing.source_type != source_type:
                 Document.objects.filter(pk=existing.pk).update(url=url, source_type=source_type)
-            _language_changed(existing, language)
+            _reindex_if_language_changed(existing, language)
         return DocumentResult(source_path, "unchanged", chunks=existing.chunks.count())
 
     title, prepared = _prepare(source_path=source_path, content=content)

@@ -88,9 +88,9 @@ class HybridParams:
     `b` are BM25's saturation and length normalisation."""
 
     candidates: int = 40
-    rrf_k: int = 60
+    rrf_k: int = 5
     vector_weight: float = 1.0
-    lexical_weight: float = 1.0
+    lexical_weight: float = 1.5
     max_df: int = HYBRID_MAX_DF
     max_df_share: float = HYBRID_MAX_DF_SHARE
     k1: float = 1.2
