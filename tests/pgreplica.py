@@ -68,6 +68,9 @@ class StreamingReplica:
                 time.sleep(0.05)
 
     def pause_replay(self) -> None:
+        """Pause once everything written so far is replayed, so the standby holds no lock half-way through a
+        transaction (the flush between tests takes exclusive locks) that a paused read would wait on forever."""
+        self.wait_until_replayed()
         with psycopg.connect(self.conninfo(), autocommit=True) as standby:
             standby.execute("SELECT pg_wal_replay_pause()")
 

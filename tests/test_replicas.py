@@ -41,8 +41,11 @@ def streaming_replica(django_db_setup, django_db_blocker) -> StreamingReplica:
     replica = start_streaming_replica(primary_pgdata=primary_pgdata,
                                       replica_pgdata=(django_settings.VAR_DIR / f"pgreplica-{os.getpid()}").resolve())
     primary = connections[DEFAULT_DB_ALIAS].settings_dict
-    connections.settings[REPLICA] = {**primary, "HOST": "", "PORT": "",
-                                     "OPTIONS": {**primary["OPTIONS"], "host": replica.socket_dir},
+    # A read that waits on the standby (a lock its paused replay still holds) fails after 30 s instead of
+    # hanging the suite.
+    options = {**primary["OPTIONS"], "host": replica.socket_dir,
+               "options": f"{primary['OPTIONS'].get('options', '')} -c statement_timeout=30000".strip()}
+    connections.settings[REPLICA] = {**primary, "HOST": "", "PORT": "", "OPTIONS": options,
                                      "TEST": {**primary["TEST"], "MIRROR": DEFAULT_DB_ALIAS}}
     try:
         yield replica
