@@ -188,12 +188,17 @@ def trim_retrieved(chunks: Sequence[RetrievedChunk], *, query_vector: np.ndarray
     return trimmed, calls
 
 
+def stored_sentences(chunks: Sequence[RetrievedChunk]) -> dict[int, StoredSentences]:
+    """The stored sentences of every chunk the passages are made of, in one read."""
+    return sentences_for_chunks([i for c in chunks for i in c.member_ids])
+
+
 def stored_trim_inputs(chunks: Sequence[RetrievedChunk], *, stored: Mapping[int, StoredSentences] | None = None
                        ) -> list[TrimInput | None]:
     """Each passage's sentences as stored at ingest (mapped into a grown passage's text); None for a passage
     with a chunk stored without sentences."""
     if stored is None:
-        stored = sentences_for_chunks([i for c in chunks for i in c.member_ids])
+        stored = stored_sentences(chunks)
     inputs: list[TrimInput | None] = []
     spans = {i: s.spans for i, s in stored.items()}
     vectors = {i: s.vectors for i, s in stored.items()}

@@ -29,10 +29,10 @@ from biblioteca.retrieval import (
     context_tokens,
     resolve_trim_params,
     search,
+    stored_sentences,
     trim_retrieved,
     trim_terms,
 )
-from biblioteca.selectors import sentences_for_chunks
 from oraculo.llm import LLMError, synthesize_answer
 from oraculo.questions import LabelledQuestion
 
@@ -515,7 +515,7 @@ class _Sweep:
         if base_hit is not None:
             self.labelled += 1
             self.base_hits += base_hit
-        stored = sentences_for_chunks([i for c in prepared.chunks for i in c.member_ids])
+        stored = stored_sentences(prepared.chunks)
         terms = trim_terms(prepared.question.question, params=resolve_trim_params(), filters=prepared.filters,
                            chunks=prepared.chunks)
         for threshold, window in self.combos:
