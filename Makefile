@@ -4,7 +4,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: venv run test worker migrate
+.PHONY: venv run test lint format worker migrate
 
 # DEBUG defaults to false in settings; development and the suite turn it on here.
 run worker migrate: export DEBUG ?= true
@@ -34,6 +34,15 @@ run: migrate
 ## The whole test suite.
 test: venv
 	$(BIN)/python -m pytest
+
+## Format check and lint (ruff, configured in pyproject.toml); `make format` rewrites the tree.
+lint: venv
+	$(BIN)/ruff format --check .
+	$(BIN)/ruff check .
+
+format: venv
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
 
 worker: venv
 	$(BIN)/python manage.py db_worker

@@ -1,4 +1,5 @@
 """Lets a bench script use the project's Django setup (settings, database) when run by hand."""
+
 from __future__ import annotations
 
 import os

@@ -9,6 +9,7 @@ answer (each dataset's own hit test); it is retained when the trimmed context st
 docs/en/calibration.md shows and, per family of rules, the setting with the largest worst-case token cut that
 keeps the floors (`--floor` on prose, `--docs-floor` on documentation) in every dataset and language.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -19,19 +20,19 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _django  # noqa: E402
+import _django
 
 _django.setup()
 
+import docs_qa  # noqa: E402
 from django.conf import settings  # noqa: E402
 
-import docs_qa  # noqa: E402
 from biblioteca.embeddings import get_embedder  # noqa: E402
 from biblioteca.ingest import directory_ingest  # noqa: E402
 from biblioteca.retrieval import RetrievedChunk, resolve_trim_params, search, stored_trim_inputs  # noqa: E402
@@ -40,7 +41,7 @@ from biblioteca.text.tokens import count_tokens  # noqa: E402
 from biblioteca.trimming import TrimInput, TrimParams, trim_chunks  # noqa: E402
 
 
-@lru_cache(maxsize=None)
+@cache
 def tokens(text: str) -> int:
     return count_tokens(text, encoding=settings.TOKEN_ENCODING)
 
@@ -68,13 +69,28 @@ def load_cases(dataset: str, lang: str, top_k: int, limit: int | None) -> tuple[
     cases = []
     for q in questions:
         vector = embedder.embed_query(q.text)
-        chunks = search(query_vector=vector, top_k=top_k, filters={"app": app}, query_text=q.text,
-                        hybrid=settings.RETRIEVAL_HYBRID)
+        chunks = search(
+            query_vector=vector,
+            top_k=top_k,
+            filters={"app": app},
+            query_text=q.text,
+            hybrid=settings.RETRIEVAL_HYBRID,
+        )
         inputs = stored_trim_inputs(chunks)
-        cases.append(Case(q.text, q.answers, chunks, inputs, vector, query_term_weights(text=q.text, app=app),
-                          sum(tokens(c.content) for c in chunks), hit(q.answers, [c.content for c in chunks]),
-                          [tokens(c.doc_line + "\n") for c in chunks],
-                          [np.array([tokens(i.text[s:e]) for s, e in i.spans]) for i in inputs]))
+        cases.append(
+            Case(
+                q.text,
+                q.answers,
+                chunks,
+                inputs,
+                vector,
+                query_term_weights(text=q.text, app=app),
+                sum(tokens(c.content) for c in chunks),
+                hit(q.answers, [c.content for c in chunks]),
+                [tokens(c.doc_line + "\n") for c in chunks],
+                [np.array([tokens(i.text[s:e]) for s, e in i.spans]) for i in inputs],
+            )
+        )
     return cases, hit
 
 
@@ -99,8 +115,11 @@ def evaluate(cases: list[Case], hit: Callable, params: TrimParams) -> tuple[floa
                 trim_tokens += tokens(case.chunks[i].content)
                 continue
             gaps = sum(1 for a, b in zip(out.kept, out.kept[1:]) if b != a + 1)
-            trim_tokens += (case.doc_line_tokens[i] + int(case.sentence_tokens[i][list(out.kept)].sum())
-                            + ELISION_TOKENS * gaps)
+            trim_tokens += (
+                case.doc_line_tokens[i]
+                + int(case.sentence_tokens[i][list(out.kept)].sum())
+                + ELISION_TOKENS * gaps
+            )
         if case.baseline_hit:
             hits += 1
             kept += hit(case.answers, [o.text for o in outs if not o.dropped])
@@ -124,15 +143,28 @@ def grid() -> dict[str, list[TrimParams]]:
 
     return {
         "relative margin + drop (no words)": product(
-            threshold=[0.90], window=[1, 2], relative_margin=[0.05, 0.07, 0.10, 0.12, 0.15, 0.20],
-            drop_margin=[0.02, 0.025, 0.03]),
+            threshold=[0.90],
+            window=[1, 2],
+            relative_margin=[0.05, 0.07, 0.10, 0.12, 0.15, 0.20],
+            drop_margin=[0.02, 0.025, 0.03],
+        ),
         "+ lexical evidence and companions": product(
-            threshold=[0.90], window=[1, 2], relative_margin=[0.07, 0.10, 0.12, 0.15, 0.17, 0.20, 0.25],
-            drop_margin=[0.02, 0.025, 0.03], lexical_weight=[0.1, 0.15, 0.2, 0.25, 0.3], companions=[True]),
+            threshold=[0.90],
+            window=[1, 2],
+            relative_margin=[0.07, 0.10, 0.12, 0.15, 0.17, 0.20, 0.25],
+            drop_margin=[0.02, 0.025, 0.03],
+            lexical_weight=[0.1, 0.15, 0.2, 0.25, 0.3],
+            companions=[True],
+        ),
         "+ spread-adaptive margins": product(
-            threshold=[0.90], window=[1], relative_margin=[0.10, 0.15, 0.17, 0.20, 0.25],
-            drop_margin=[0.02, 0.03, 0.04], lexical_weight=[0.1, 0.2, 0.3], companions=[True],
-            spread_factor=[0.5, 1.0, 2.0]),
+            threshold=[0.90],
+            window=[1],
+            relative_margin=[0.10, 0.15, 0.17, 0.20, 0.25],
+            drop_margin=[0.02, 0.03, 0.04],
+            lexical_weight=[0.1, 0.2, 0.3],
+            companions=[True],
+            spread_factor=[0.5, 1.0, 2.0],
+        ),
     }
 
 
@@ -154,14 +186,17 @@ def print_curves(sets: dict[str, tuple[list[Case], Callable]]) -> None:
             print(f"| {label} | " + " | ".join(f"{k:.1f}% / {c:.1f}%" for k, c in cells) + " |")
 
 
-def cached_cases(datasets: list[str], top_k: int, limit: int | None, fresh: bool
-                 ) -> dict[str, tuple[list[Case], Callable]]:
+def cached_cases(
+    datasets: list[str], top_k: int, limit: int | None, fresh: bool
+) -> dict[str, tuple[list[Case], Callable]]:
     """Retrieval for ~1,350 questions takes minutes on a CPU: keep it in var/ between runs."""
     mode = f"{'hybrid' if settings.RETRIEVAL_HYBRID else 'vector'}-p{settings.RETRIEVAL_PASSAGE_WORDS}"
     out = {}
     for dataset in datasets:
         for lang in ("en", "es"):
-            path = _django.ROOT / "var" / f"calibration-{dataset}-{lang}-k{top_k}-{mode}-{limit or 'all'}.pickle"
+            path = (
+                _django.ROOT / "var" / f"calibration-{dataset}-{lang}-k{top_k}-{mode}-{limit or 'all'}.pickle"
+            )
             if path.exists() and not fresh:
                 cases = pickle.loads(path.read_bytes())
                 hit = docs_qa.DATASETS[dataset]([lang])[2]
@@ -178,8 +213,12 @@ def floor_for(name: str, args: argparse.Namespace) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--datasets", nargs="+", default=["xquad", "fastapi"], choices=sorted(docs_qa.DATASETS))
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--datasets", nargs="+", default=["xquad", "fastapi"], choices=sorted(docs_qa.DATASETS)
+    )
     parser.add_argument("--top-k", type=int, default=5)
     parser.add_argument("--limit", type=int, default=None)
     parser.add_argument("--floor", type=float, default=99.0, help="retention floor on prose (XQuAD)")
@@ -194,15 +233,19 @@ def main() -> None:
     sets = cached_cases(args.datasets, args.top_k, args.limit, args.fresh)
     for name, (cases, _) in sets.items():
         base = sum(c.baseline_hit for c in cases)
-        print(f"{name}: {len(cases)} questions, answer in the untrimmed top-{args.top_k} for {base} "
-              f"({100 * base / len(cases):.1f}%)")
+        print(
+            f"{name}: {len(cases)} questions, answer in the untrimmed top-{args.top_k} for {base} "
+            f"({100 * base / len(cases):.1f}%)"
+        )
     print(f"retrieval done in {time.perf_counter() - started:.0f}s")
 
     defaults = resolve_trim_params()
     print(f"\ncurrent settings {asdict(defaults)}")
     for name, (cases, hit) in sets.items():
         keep, cut = evaluate(cases, hit, defaults)
-        print(f"  {name}: retention {keep:.1f}%, cut {cut:.1f}% (exact {exact_reduction(cases, defaults):.1f}%)")
+        print(
+            f"  {name}: retention {keep:.1f}%, cut {cut:.1f}% (exact {exact_reduction(cases, defaults):.1f}%)"
+        )
 
     print_curves(sets)
     if args.curves_only:
@@ -211,8 +254,12 @@ def main() -> None:
     for family, settings_list in grid().items():
         rows = []
         for params in settings_list:
-            rows.append({"params": asdict(params),
-                         **{name: evaluate(cases, hit, params) for name, (cases, hit) in sets.items()}})
+            rows.append(
+                {
+                    "params": asdict(params),
+                    **{name: evaluate(cases, hit, params) for name, (cases, hit) in sets.items()},
+                }
+            )
         ok = [r for r in rows if all(r[name][0] >= floor_for(name, args) for name in sets)]
         best = max(ok, key=lambda r: min(r[name][1] for name in sets), default=None)
         report[family] = {"rows": rows, "best": best}
@@ -229,8 +276,11 @@ def main() -> None:
             print(f"{family}: no setting keeps the floors everywhere")
             continue
         params = TrimParams(**best["params"])
-        cells = ", ".join(f"{name} keep {best[name][0]:.1f}% cut {best[name][1]:.1f}% "
-                          f"(exact {exact_reduction(sets[name][0], params):.1f}%)" for name in sets)
+        cells = ", ".join(
+            f"{name} keep {best[name][0]:.1f}% cut {best[name][1]:.1f}% "
+            f"(exact {exact_reduction(sets[name][0], params):.1f}%)"
+            for name in sets
+        )
         print(f"best, {family}: {best['params']}\n    {cells}")
     print(f"\n{time.perf_counter() - started:.0f}s; every row in {args.output}")
 

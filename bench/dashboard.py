@@ -6,6 +6,7 @@ superuser: the whole view, template and SVG included) over the last 30 and 90 da
     .venv/bin/python manage.py migrate && .venv/bin/python bench/dashboard.py            # DEBUG on, like make run
     .venv/bin/python bench/dashboard.py --rows 20000 --repeat 3
 """
+
 from __future__ import annotations
 
 import argparse
@@ -16,7 +17,7 @@ from datetime import timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _django  # noqa: E402
+import _django
 
 APP = "bench-dashboard"
 USER = "bench-dashboard-admin"
@@ -50,15 +51,21 @@ def main(argv: list[str] | None = None) -> int:
         # The pool: one random vector per text; every 5th text is a near-duplicate of the one before (its
         # spelling differs, its vector is the same).
         cursor.execute("BEGIN")
-        cursor.execute("""
+        cursor.execute(
+            """
             CREATE TEMP TABLE bench_pool ON COMMIT DROP AS
             SELECT n, 'Bench question number ' || (n - (n %% 5 = 0)::int) ||
                       CASE WHEN n %% 5 = 0 THEN ', please' ELSE '' END AS question,
                    (SELECT array_agg(random() - 0.5) FROM generate_series(1, %s) g WHERE n > 0)::real[] AS v
-            FROM generate_series(1, %s) AS n""", [dims, args.questions])
-        cursor.execute("""UPDATE bench_pool p SET v = q.v FROM bench_pool q WHERE p.n % 5 = 0 AND q.n = p.n - 1""")
+            FROM generate_series(1, %s) AS n""",
+            [dims, args.questions],
+        )
+        cursor.execute(
+            """UPDATE bench_pool p SET v = q.v FROM bench_pool q WHERE p.n % 5 = 0 AND q.n = p.n - 1"""
+        )
         # Rows: a skewed pick from the pool (a few questions asked often), 90 days, a quarter of them gaps.
-        cursor.execute("""
+        cursor.execute(
+            """
             INSERT INTO oraculo_queries (question, retrieval_question, app, source_type, answer, answer_mode, chunk_ids, chunk_scores,
                 top_score, trimmed, trim_params, tokens_before, tokens_in_context, latency_ms,
                 llm_model, llm_error, answer_truncated, page_url, feedback_comment, helpful, created_at)
@@ -72,17 +79,26 @@ def main(argv: list[str] | None = None) -> int:
             FROM (SELECT i, 1 + floor(%s * power(random(), 3))::int AS pick,
                          round((0.55 + random() * 0.4)::numeric, 4)::float AS score
                   FROM generate_series(1, %s) AS i) r
-            JOIN bench_pool p ON p.n = r.pick""", [APP, args.questions, args.rows])
-        cursor.execute("""
+            JOIN bench_pool p ON p.n = r.pick""",
+            [APP, args.questions, args.rows],
+        )
+        cursor.execute(
+            """
             INSERT INTO oraculo_query_vectors (query_id, embedding)
             SELECT q.id, p.v::vector FROM oraculo_queries q JOIN bench_pool p ON p.question = q.question
-            WHERE q.app = %s""", [APP])
+            WHERE q.app = %s""",
+            [APP],
+        )
         cursor.execute("COMMIT")
         cursor.execute("VACUUM ANALYZE oraculo_queries")
-        cursor.execute("VACUUM ANALYZE oraculo_query_vectors")  # as autovacuum would, on a log in steady state
+        cursor.execute(
+            "VACUUM ANALYZE oraculo_query_vectors"
+        )  # as autovacuum would, on a log in steady state
     inserted = OraculoQuery.objects.filter(app=APP).count()
-    print(f"inserted {inserted} logged questions ({args.questions} distinct texts) in "
-          f"{time.perf_counter() - started:.1f}s")
+    print(
+        f"inserted {inserted} logged questions ({args.questions} distinct texts) in "
+        f"{time.perf_counter() - started:.1f}s"
+    )
 
     user = get_user_model().objects.create_superuser(USER, password=None)
     client = Client()
@@ -102,8 +118,10 @@ def main(argv: list[str] | None = None) -> int:
                     assert response.status_code == 200, response.status_code
                 times = times[1:]
                 board = response.context_data["board"]
-                print(f"{label}: {board.total} questions, page p50 {statistics.median(times):.0f} ms, "
-                      f"max {max(times):.0f} ms over {args.repeat} loads ({len(response.content) // 1024} KB)")
+                print(
+                    f"{label}: {board.total} questions, page p50 {statistics.median(times):.0f} ms, "
+                    f"max {max(times):.0f} ms over {args.repeat} loads ({len(response.content) // 1024} KB)"
+                )
     finally:
         if not args.keep:
             cleanup(APP, USER)
@@ -117,8 +135,11 @@ def cleanup(app: str, user: str) -> None:
     from oraculo.models import OraculoQuery
 
     with connection.cursor() as cursor:  # one statement each, rather than the ORM's cascade in batches
-        cursor.execute("DELETE FROM oraculo_query_vectors v USING oraculo_queries q "
-                       "WHERE q.id = v.query_id AND q.app = %s", [app])
+        cursor.execute(
+            "DELETE FROM oraculo_query_vectors v USING oraculo_queries q "
+            "WHERE q.id = v.query_id AND q.app = %s",
+            [app],
+        )
     OraculoQuery.objects.filter(app=app).delete()
     get_user_model().objects.filter(username=user).delete()
 

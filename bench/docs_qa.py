@@ -18,6 +18,7 @@ Datasets (from ../shared/qa):
 - your own (`--qa-file`, `--corpus`): lines like fastapi's (`lang`, `kind`, `question`, `gold`), counted the
   same way, over the folder `--corpus` names for each language.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,7 +31,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _django  # noqa: E402
+import _django
 
 _django.setup()
 
@@ -80,8 +81,12 @@ def harness_hit(answers: tuple[str, ...], texts: list[str]) -> bool:
 
 
 def fastapi(langs: list[str]) -> tuple[dict[str, Path], list[Question], Callable]:
-    rows = [json.loads(line) for line in (QA / "docs_dev" / "fastapi_qa.jsonl").read_text().splitlines() if line]
-    questions = [Question(r["lang"], r["kind"], r["question"], (r["gold"],)) for r in rows if r["lang"] in langs]
+    rows = [
+        json.loads(line) for line in (QA / "docs_dev" / "fastapi_qa.jsonl").read_text().splitlines() if line
+    ]
+    questions = [
+        Question(r["lang"], r["kind"], r["question"], (r["gold"],)) for r in rows if r["lang"] in langs
+    ]
     return {lang: CORPUS / f"fastapi_{lang}" for lang in langs}, questions, readme_hit
 
 
@@ -91,7 +96,9 @@ def xquad(langs: list[str]) -> tuple[dict[str, Path], list[Question], Callable]:
         for line in (QA / "xquad_dev" / f"qa_{lang}.jsonl").read_text().splitlines():
             if line.strip():
                 row = json.loads(line)
-                questions.append(Question(lang, "prose", row["question"], tuple(a["text"] for a in row["answers"])))
+                questions.append(
+                    Question(lang, "prose", row["question"], tuple(a["text"] for a in row["answers"]))
+                )
     return {lang: QA / "xquad_dev" / f"docs_{lang}" for lang in langs}, questions, harness_hit
 
 
@@ -100,8 +107,11 @@ DATASETS = {"fastapi": fastapi, "xquad": xquad}
 
 def custom(path: Path, corpus: str, langs: list[str]) -> tuple[dict[str, Path], list[Question], Callable]:
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    questions = [Question(r["lang"], r.get("kind", "question"), r["question"], (r["gold"],))
-                 for r in rows if r["lang"] in langs]
+    questions = [
+        Question(r["lang"], r.get("kind", "question"), r["question"], (r["gold"],))
+        for r in rows
+        if r["lang"] in langs
+    ]
     return {lang: Path(corpus.format(lang=lang)) for lang in langs}, questions, readme_hit
 
 
@@ -133,8 +143,9 @@ def parse_config(text: str) -> dict[str, object]:
     return out
 
 
-def run(dataset: str, questions: list[Question], vectors: list[np.ndarray], hit: Callable, top_k: int
-        ) -> list[Outcome]:
+def run(
+    dataset: str, questions: list[Question], vectors: list[np.ndarray], hit: Callable, top_k: int
+) -> list[Outcome]:
     outcomes = []
     for q, vector in zip(questions, vectors):
         filters = {"app": app_name(dataset, q.lang)}
@@ -144,9 +155,18 @@ def run(dataset: str, questions: list[Question], vectors: list[np.ndarray], hit:
         narrow = retrieve(q.text, top_k=top_k, trim=True, filters=filters, query_vector=vector)
         latency = (time.perf_counter() - started) * 1000
         baseline_hit = rank is not None and rank <= top_k
-        outcomes.append(Outcome(q.lang, q.kind, rank, baseline_hit,
-                                baseline_hit and hit(q.answers, [c.content for c in narrow.chunks]),
-                                narrow.tokens_before, narrow.tokens_in_context, latency))
+        outcomes.append(
+            Outcome(
+                q.lang,
+                q.kind,
+                rank,
+                baseline_hit,
+                baseline_hit and hit(q.answers, [c.content for c in narrow.chunks]),
+                narrow.tokens_before,
+                narrow.tokens_in_context,
+                latency,
+            )
+        )
     return outcomes
 
 
@@ -188,13 +208,17 @@ def print_table(name: str, outcomes: list[Outcome], top_k: int) -> dict[str, dic
     for group, items in groups(outcomes).items():
         s = summary(items, top_k)
         table[group] = s
-        print(f"| {group} | {s['n']} | {s['r@1']:.1f}% | {s[f'r@{top_k}']:.1f}% | {s['r@10']:.1f}% | "
-              f"{s['mrr']:.3f} | {s['retention']:.1f}% | {s['cut']:.1f}% | {s['p50_ms']:.1f} |")
+        print(
+            f"| {group} | {s['n']} | {s['r@1']:.1f}% | {s[f'r@{top_k}']:.1f}% | {s['r@10']:.1f}% | "
+            f"{s['mrr']:.3f} | {s['retention']:.1f}% | {s['cut']:.1f}% | {s['p50_ms']:.1f} |"
+        )
     return table
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--dataset", choices=sorted(DATASETS), default="fastapi")
     parser.add_argument("--langs", nargs="+", default=["en", "es"])
     parser.add_argument("--top-k", type=int, default=5)
@@ -202,7 +226,9 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=None, help="first N questions per language")
     parser.add_argument("--output", type=Path, default=None, help="write every outcome as JSON")
     parser.add_argument("--qa-file", type=Path, default=None, help="your own labelled questions (JSONL)")
-    parser.add_argument("--corpus", default="", help="with --qa-file: the docs folder, {lang} for the language")
+    parser.add_argument(
+        "--corpus", default="", help="with --qa-file: the docs folder, {lang} for the language"
+    )
     args = parser.parse_args()
     sys.stdout.reconfigure(line_buffering=True)
 
@@ -212,12 +238,17 @@ def main() -> None:
     else:
         folders, questions, hit = DATASETS[args.dataset](args.langs)
     if args.limit:
-        questions = [q for lang in args.langs for q in [q for q in questions if q.lang == lang][:args.limit]]
+        questions = [q for lang in args.langs for q in [q for q in questions if q.lang == lang][: args.limit]]
     for lang, folder in folders.items():
-        report = directory_ingest(paths=[folder], app=app_name(args.dataset, lang),
-                                  source_type="xquad" if args.dataset == "xquad" else "docs")
-        print(f"{lang}: {folder} -> app {app_name(args.dataset, lang)}: {report.count('added')} added, "
-              f"{report.count('updated')} updated, {report.count('unchanged')} unchanged")
+        report = directory_ingest(
+            paths=[folder],
+            app=app_name(args.dataset, lang),
+            source_type="xquad" if args.dataset == "xquad" else "docs",
+        )
+        print(
+            f"{lang}: {folder} -> app {app_name(args.dataset, lang)}: {report.count('added')} added, "
+            f"{report.count('updated')} updated, {report.count('unchanged')} unchanged"
+        )
     embedder = get_embedder()
     embedder.embed_query("warm up")
     embed_ms, vectors = [], []
@@ -232,8 +263,10 @@ def main() -> None:
         overrides = parse_config(config)
         with override_settings(**overrides):
             outcomes = run(args.dataset, questions, vectors, hit, args.top_k)
-        results[config or "settings"] = {"table": print_table(config or "current settings", outcomes, args.top_k),
-                                         "outcomes": [asdict(o) for o in outcomes]}
+        results[config or "settings"] = {
+            "table": print_table(config or "current settings", outcomes, args.top_k),
+            "outcomes": [asdict(o) for o in outcomes],
+        }
     if len(results) > 1:
         print(f"\n## side by side (R@{args.top_k} / MRR / retention / cut / p50 ms)\n")
         names = list(results)
@@ -243,8 +276,10 @@ def main() -> None:
             cells = []
             for name in names:
                 s = results[name]["table"][group]
-                cells.append(f"{s[f'r@{args.top_k}']:.1f} / {s['mrr']:.2f} / {s['retention']:.1f} / "
-                             f"{s['cut']:.1f} / {s['p50_ms']:.1f}")
+                cells.append(
+                    f"{s[f'r@{args.top_k}']:.1f} / {s['mrr']:.2f} / {s['retention']:.1f} / "
+                    f"{s['cut']:.1f} / {s['p50_ms']:.1f}"
+                )
             print(f"| {group} | " + " | ".join(cells) + " |")
     if args.output:
         args.output.parent.mkdir(parents=True, exist_ok=True)

@@ -5,6 +5,7 @@
 Ingests DIR into a throw-away app (so nothing is skipped), then again (everything unchanged: no embedding),
 prints both runs, and removes the app's documents.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -13,7 +14,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _django  # noqa: E402
+import _django
 
 _django.setup()
 
@@ -23,7 +24,9 @@ from biblioteca.models import Document  # noqa: E402
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("dir", nargs="?", type=Path, default=_django.SHARED / "corpus" / "vite_es")
     args = parser.parse_args()
     app = f"bench-ingest-{int(time.time())}"
@@ -34,14 +37,20 @@ def main() -> None:
         docs = first.count("added")
         sentences = sum(r.sentences for r in first.results)
         print(f"embedder: {embedder.model_name}; corpus: {args.dir}")
-        print(f"first run : {docs} docs, {first.chunks} chunks, {sentences} sentences in {first.seconds:.1f}s")
-        print(f"            {docs / first.seconds:.2f} docs/s, {first.chunks / first.seconds:.2f} chunks/s, "
-              f"{first.embedded_texts / first.embed_seconds:.1f} texts/s embedded")
+        print(
+            f"first run : {docs} docs, {first.chunks} chunks, {sentences} sentences in {first.seconds:.1f}s"
+        )
+        print(
+            f"            {docs / first.seconds:.2f} docs/s, {first.chunks / first.seconds:.2f} chunks/s, "
+            f"{first.embedded_texts / first.embed_seconds:.1f} texts/s embedded"
+        )
         print(f"            embedding share of the time: {100 * first.embed_seconds / first.seconds:.1f}%")
         calls = embedder.calls
         second = directory_ingest(paths=[args.dir], app=app)
-        print(f"second run: {second.count('unchanged')} unchanged in {second.seconds:.2f}s, "
-              f"{embedder.calls - calls} embedding calls")
+        print(
+            f"second run: {second.count('unchanged')} unchanged in {second.seconds:.2f}s, "
+            f"{embedder.calls - calls} embedding calls"
+        )
         if first.failed:
             print(f"failed: {[(r.source_path, r.error) for r in first.failed]}")
     finally:

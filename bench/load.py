@@ -10,6 +10,7 @@ would meet the per-IP limit after a few requests, which is the point of that lim
         .venv/bin/gunicorn config.wsgi -w 2 -b 127.0.0.1:8001
     .venv/bin/python bench/load.py --url http://127.0.0.1:8001 --token TOKEN --app guide --clients 50 --duration 60
 """
+
 from __future__ import annotations
 
 import argparse
@@ -25,8 +26,14 @@ from urllib.parse import urlsplit
 
 LOOPBACK = {"127.0.0.1", "::1", "localhost"}
 MAX_CLIENTS, MAX_SECONDS = 100, 300
-QUESTIONS = ["How do I reset my password?", "When are invoices sent?", "How do I delete my account?",
-             "¿Cómo cambio mi contraseña?", "How do I configure the LLM?", "¿Qué hace make run?"]
+QUESTIONS = [
+    "How do I reset my password?",
+    "When are invoices sent?",
+    "How do I delete my account?",
+    "¿Cómo cambio mi contraseña?",
+    "How do I configure the LLM?",
+    "¿Qué hace make run?",
+]
 
 
 def percentile(sorted_values: list[float], p: float) -> float:
@@ -106,8 +113,18 @@ def main(argv: list[str] | None = None) -> int:
 
     started = time.monotonic()
     until = started + args.duration
-    clients = [Client(n, host=target.hostname, port=target.port or 80, path=args.path, headers=headers,
-                      app=args.app if args.token else "", until=until) for n in range(args.clients)]
+    clients = [
+        Client(
+            n,
+            host=target.hostname,
+            port=target.port or 80,
+            path=args.path,
+            headers=headers,
+            app=args.app if args.token else "",
+            until=until,
+        )
+        for n in range(args.clients)
+    ]
     for client in clients:
         client.start()
     for client in clients:
@@ -120,8 +137,10 @@ def main(argv: list[str] | None = None) -> int:
     done = len(latencies)
     print(f"{args.clients} clients, {elapsed:.1f} s, {args.path} on {args.url}")
     print(f"requests {done}  ·  {done / elapsed:.1f} req/s")
-    print(f"latency ms  p50 {percentile(latencies, 50):.1f}  p95 {percentile(latencies, 95):.1f}  "
-          f"p99 {percentile(latencies, 99):.1f}  mean {statistics.fmean(latencies) if latencies else float('nan'):.1f}")
+    print(
+        f"latency ms  p50 {percentile(latencies, 50):.1f}  p95 {percentile(latencies, 95):.1f}  "
+        f"p99 {percentile(latencies, 99):.1f}  mean {statistics.fmean(latencies) if latencies else float('nan'):.1f}"
+    )
     print("status " + ", ".join(f"{code}: {n}" for code, n in sorted(statuses.items())))
     print("transport errors " + (", ".join(f"{name}: {n}" for name, n in errors.most_common()) or "0"))
     server_errors = sum(n for code, n in statuses.items() if code >= 500)

@@ -8,6 +8,7 @@ sentence per query).
 Uses bench/docs_qa.py's datasets (ingested on first use) and their real questions, EN and ES. Configurations are
 measured in turns, question by question, so a busy machine slows them alike.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -19,13 +20,13 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _django  # noqa: E402
+import _django
 
 _django.setup()
 
+import docs_qa  # noqa: E402
 from django.test.utils import override_settings  # noqa: E402
 
-import docs_qa  # noqa: E402
 from biblioteca.embeddings import get_embedder  # noqa: E402
 from biblioteca.ingest import directory_ingest  # noqa: E402
 from biblioteca.retrieval import resolve_trim_params, retrieve, search, trim_retrieved, trim_terms  # noqa: E402
@@ -42,11 +43,15 @@ def line(name: str, values: list[float]) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--dataset", choices=sorted(docs_qa.DATASETS), default="xquad")
     parser.add_argument("--questions", type=int, default=60)
     parser.add_argument("--compare", nargs="+", default=[""], metavar="CONFIG")
-    parser.add_argument("--rounds", type=int, default=3, help="passes over the questions (the first warms up)")
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="passes over the questions (the first warms up)"
+    )
     args = parser.parse_args()
     folders, all_questions, _ = docs_qa.DATASETS[args.dataset](["en", "es"])
     questions = []
@@ -60,15 +65,21 @@ def main() -> None:
     print(f"{len(questions)} questions of {args.dataset}; trimming with {resolve_trim_params()}")
 
     for top_k in (5, 20):
-        timings = {name: {"retrieve, no trim": [], "retrieve, trim": [], "trim stage inside retrieve": []}
-                   for name in configs}
+        timings = {
+            name: {"retrieve, no trim": [], "retrieve, trim": [], "trim stage inside retrieve": []}
+            for name in configs
+        }
         for round_ in range(args.rounds):
             for (question, app), vector in zip(questions, vectors):
                 for name, overrides in configs.items():
                     with override_settings(**overrides):
                         filters = {"app": app}
-                        base = retrieve(question, top_k=top_k, trim=False, filters=filters, query_vector=vector)
-                        trimmed = retrieve(question, top_k=top_k, trim=True, filters=filters, query_vector=vector)
+                        base = retrieve(
+                            question, top_k=top_k, trim=False, filters=filters, query_vector=vector
+                        )
+                        trimmed = retrieve(
+                            question, top_k=top_k, trim=True, filters=filters, query_vector=vector
+                        )
                     if round_ == 0:
                         continue
                     timings[name]["retrieve, no trim"].append(base.timings_ms["total"])
@@ -78,7 +89,9 @@ def main() -> None:
             print(f"\n{name}: top_k={top_k} (query embedding excluded: vectors given)")
             for label, values in series.items():
                 print(line(label, values))
-            added = statistics.median(series["retrieve, trim"]) - statistics.median(series["retrieve, no trim"])
+            added = statistics.median(series["retrieve, trim"]) - statistics.median(
+                series["retrieve, no trim"]
+            )
             print(f"{'trimming adds (difference of the p50s)':<46} {added:8.2f} ms")
     params = resolve_trim_params()
 
@@ -87,8 +100,12 @@ def main() -> None:
     for (question, app), vector in sample:
         chunks = search(query_vector=vector, top_k=5, filters={"app": app}, query_text=question, hybrid=True)
         started = time.perf_counter()
-        trim_retrieved(chunks, query_vector=vector, params=params,
-                       query_terms=trim_terms(question, params=params, filters={"app": app}, chunks=chunks))
+        trim_retrieved(
+            chunks,
+            query_vector=vector,
+            params=params,
+            query_terms=trim_terms(question, params=params, filters={"app": app}, chunks=chunks),
+        )
         stored.append((time.perf_counter() - started) * 1000)
         started = time.perf_counter()
         spans = [split_sentence_spans(c.original_text) for c in chunks]
@@ -96,7 +113,7 @@ def main() -> None:
         sentence_vectors = embedder.embed_documents(texts)
         inputs, cursor = [], 0
         for c, sp in zip(chunks, spans):
-            inputs.append(TrimInput(c.original_text, sp, sentence_vectors[cursor:cursor + len(sp)]))
+            inputs.append(TrimInput(c.original_text, sp, sentence_vectors[cursor : cursor + len(sp)]))
             cursor += len(sp)
         trim_chunks(inputs, vector, params)
         at_query_time.append((time.perf_counter() - started) * 1000)

@@ -1,4 +1,5 @@
 """Admin for the library: documents with their chunk counts, chunks read-only, vectors summarised never shown."""
+
 from __future__ import annotations
 
 from django.contrib import admin
@@ -40,8 +41,18 @@ class ChunkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     list_filter = ["document__app", "document__source_type", "embedding_model"]
     search_fields = ["text", "document__title", "document__source_path"]
     list_select_related = ["document"]
-    fields = ["document", "chunk_index", "heading_path", "start_offset", "end_offset", "token_count", "vector",
-              "embedding_model", "sentence_count", "text"]
+    fields = [
+        "document",
+        "chunk_index",
+        "heading_path",
+        "start_offset",
+        "end_offset",
+        "token_count",
+        "vector",
+        "embedding_model",
+        "sentence_count",
+        "text",
+    ]
     readonly_fields = fields
 
     @admin.display(description="document", ordering="document__title")

@@ -1,4 +1,5 @@
 """System checks: the database must have pgvector, and stored vectors must come from the configured model."""
+
 from __future__ import annotations
 
 from django.core.checks import Error, Tags, Warning, register
@@ -12,12 +13,21 @@ def pgvector_available(app_configs=None, **kwargs):
             cursor.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'")
             available = cursor.fetchone() is not None
     except DatabaseError as exc:
-        return [Error(f"The database is unreachable: {exc}".strip(), hint="Check DATABASE_URL.",
-                      id="biblioteca.E001")]
+        return [
+            Error(
+                f"The database is unreachable: {exc}".strip(),
+                hint="Check DATABASE_URL.",
+                id="biblioteca.E001",
+            )
+        ]
     if not available:
-        return [Error("The database has no pgvector extension available.",
-                      hint="Install pgvector >= 0.7 on the server, or unset DATABASE_URL to use the embedded one.",
-                      id="biblioteca.E002")]
+        return [
+            Error(
+                "The database has no pgvector extension available.",
+                hint="Install pgvector >= 0.7 on the server, or unset DATABASE_URL to use the embedded one.",
+                id="biblioteca.E002",
+            )
+        ]
     return []
 
 
@@ -32,16 +42,22 @@ def vector_columns_match_dimensions(app_configs=None, **kwargs):
     try:
         with connection.cursor() as cursor:
             for model in (Chunk, Sentence):
-                cursor.execute("SELECT atttypmod FROM pg_attribute WHERE attrelid = %s::regclass "
-                               "AND attname = 'embedding'", [model._meta.db_table])
+                cursor.execute(
+                    "SELECT atttypmod FROM pg_attribute WHERE attrelid = %s::regclass "
+                    "AND attname = 'embedding'",
+                    [model._meta.db_table],
+                )
                 row = cursor.fetchone()
                 if row and row[0] != settings.EMBEDDING_DIMENSIONS:
-                    errors.append(Error(
-                        f"{model._meta.db_table}.embedding holds {row[0]}-dimensional vectors but "
-                        f"EMBEDDING_DIMENSIONS is {settings.EMBEDDING_DIMENSIONS}.",
-                        hint="Set EMBEDDING_DIMENSIONS back, or start a new database for the new model "
-                             "(migrate, then ingest again).",
-                        id="biblioteca.E003"))
+                    errors.append(
+                        Error(
+                            f"{model._meta.db_table}.embedding holds {row[0]}-dimensional vectors but "
+                            f"EMBEDDING_DIMENSIONS is {settings.EMBEDDING_DIMENSIONS}.",
+                            hint="Set EMBEDDING_DIMENSIONS back, or start a new database for the new model "
+                            "(migrate, then ingest again).",
+                            id="biblioteca.E003",
+                        )
+                    )
     except DatabaseError:
         return []
     return errors
@@ -49,8 +65,8 @@ def vector_columns_match_dimensions(app_configs=None, **kwargs):
 
 @register(Tags.database)
 def embedding_model_matches(app_configs=None, **kwargs):
-    from biblioteca.selectors import stored_embedding_models
     from biblioteca.embeddings import configured_model_name
+    from biblioteca.selectors import stored_embedding_models
 
     try:
         stored = stored_embedding_models()
@@ -60,9 +76,11 @@ def embedding_model_matches(app_configs=None, **kwargs):
     others = sorted(set(stored) - {configured})
     if not others:
         return []
-    return [Warning(
-        f"Chunks were embedded with {', '.join(others)} but the configured model is {configured}; "
-        "their vectors are not comparable.",
-        hint="Run `python manage.py reembed` to embed them again with the configured model.",
-        id="biblioteca.W001",
-    )]
+    return [
+        Warning(
+            f"Chunks were embedded with {', '.join(others)} but the configured model is {configured}; "
+            "their vectors are not comparable.",
+            hint="Run `python manage.py reembed` to embed them again with the configured model.",
+            id="biblioteca.W001",
+        )
+    ]

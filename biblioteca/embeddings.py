@@ -4,6 +4,7 @@
 `openai` talks to any OpenAI-compatible /v1/embeddings server. Vectors come back float32 and L2-normalised,
 so a dot product is the cosine.
 """
+
 from __future__ import annotations
 
 import os
@@ -14,8 +15,8 @@ from functools import lru_cache
 import numpy as np
 from django.conf import settings
 
-from config.errors import url_credentials_hidden, url_for_messages
 from biblioteca.query_cache import normalise_question, query_vector_get, query_vector_key, query_vector_put
+from config.errors import url_credentials_hidden, url_for_messages
 
 
 class EmbeddingError(RuntimeError):
@@ -122,9 +123,20 @@ class OpenAIEmbedder(Embedder):
     The `openai` client retries 429 and 5xx answers with backoff; we batch and check the shape.
     """
 
-    def __init__(self, *, model: str, base_url: str, api_key: str, dimensions: int, batch_size: int,
-                 timeout: float, max_retries: int, query_prefix: str = "", passage_prefix: str = "",
-                 send_input_type: bool = False) -> None:
+    def __init__(
+        self,
+        *,
+        model: str,
+        base_url: str,
+        api_key: str,
+        dimensions: int,
+        batch_size: int,
+        timeout: float,
+        max_retries: int,
+        query_prefix: str = "",
+        passage_prefix: str = "",
+        send_input_type: bool = False,
+    ) -> None:
         super().__init__()
         from openai import OpenAI
 
@@ -134,8 +146,12 @@ class OpenAIEmbedder(Embedder):
         self.query_prefix = query_prefix
         self.passage_prefix = passage_prefix
         self.send_input_type = send_input_type
-        self._client = OpenAI(base_url=base_url or None, api_key=api_key or "not-needed",
-                              timeout=timeout, max_retries=max_retries)
+        self._client = OpenAI(
+            base_url=base_url or None,
+            api_key=api_key or "not-needed",
+            timeout=timeout,
+            max_retries=max_retries,
+        )
 
     def query_identity(self) -> str:
         return f"{super().query_identity()}|{self.query_prefix}|{self.send_input_type}"
@@ -147,37 +163,70 @@ class OpenAIEmbedder(Embedder):
         extra = {"input_type": "query" if is_query else "passage"} if self.send_input_type else None
         out: list[list[float]] = []
         for start in range(0, len(texts), self.batch_size):
-            batch = [prefix + t for t in texts[start:start + self.batch_size]]
+            batch = [prefix + t for t in texts[start : start + self.batch_size]]
             try:
-                response = self._client.embeddings.create(model=self.model_name, input=batch,
-                                                          encoding_format="float", extra_body=extra)
+                response = self._client.embeddings.create(
+                    model=self.model_name, input=batch, encoding_format="float", extra_body=extra
+                )
             except openai.OpenAIError as exc:
-                raise EmbeddingError(url_credentials_hidden(
-                    f"embedding request to {url_for_messages(self._client.base_url)} failed: {exc}")) from exc
+                raise EmbeddingError(
+                    url_credentials_hidden(
+                        f"embedding request to {url_for_messages(self._client.base_url)} failed: {exc}"
+                    )
+                ) from exc
             out.extend(item.embedding for item in sorted(response.data, key=lambda d: d.index))
         return np.asarray(out, dtype=np.float32)
 
 
 @lru_cache(maxsize=4)
-def _build(backend: str, model: str, base_url: str, api_key: str, dimensions: int, batch_size: int,
-           timeout: float, max_retries: int, query_prefix: str, passage_prefix: str,
-           send_input_type: bool, threads: int) -> Embedder:
+def _build(
+    backend: str,
+    model: str,
+    base_url: str,
+    api_key: str,
+    dimensions: int,
+    batch_size: int,
+    timeout: float,
+    max_retries: int,
+    query_prefix: str,
+    passage_prefix: str,
+    send_input_type: bool,
+    threads: int,
+) -> Embedder:
     if backend == "local":
         return LocalE5Embedder(dimensions=dimensions, threads=threads)
     if backend == "openai":
-        return OpenAIEmbedder(model=model, base_url=base_url, api_key=api_key, dimensions=dimensions,
-                              batch_size=batch_size, timeout=timeout, max_retries=max_retries,
-                              query_prefix=query_prefix, passage_prefix=passage_prefix,
-                              send_input_type=send_input_type)
+        return OpenAIEmbedder(
+            model=model,
+            base_url=base_url,
+            api_key=api_key,
+            dimensions=dimensions,
+            batch_size=batch_size,
+            timeout=timeout,
+            max_retries=max_retries,
+            query_prefix=query_prefix,
+            passage_prefix=passage_prefix,
+            send_input_type=send_input_type,
+        )
     raise EmbeddingError(f"EMBEDDING_BACKEND must be 'local' or 'openai', not {backend!r}")
 
 
 def get_embedder() -> Embedder:
     """The embedder the settings describe, built once per configuration."""
-    return _build(settings.EMBEDDING_BACKEND, settings.EMBEDDING_MODEL, settings.EMBEDDING_BASE_URL,
-                  settings.EMBEDDING_API_KEY, settings.EMBEDDING_DIMENSIONS, settings.EMBEDDING_BATCH_SIZE,
-                  settings.EMBEDDING_TIMEOUT, settings.EMBEDDING_MAX_RETRIES, settings.EMBEDDING_QUERY_PREFIX,
-                  settings.EMBEDDING_PASSAGE_PREFIX, settings.EMBEDDING_SEND_INPUT_TYPE, settings.EMBEDDING_THREADS)
+    return _build(
+        settings.EMBEDDING_BACKEND,
+        settings.EMBEDDING_MODEL,
+        settings.EMBEDDING_BASE_URL,
+        settings.EMBEDDING_API_KEY,
+        settings.EMBEDDING_DIMENSIONS,
+        settings.EMBEDDING_BATCH_SIZE,
+        settings.EMBEDDING_TIMEOUT,
+        settings.EMBEDDING_MAX_RETRIES,
+        settings.EMBEDDING_QUERY_PREFIX,
+        settings.EMBEDDING_PASSAGE_PREFIX,
+        settings.EMBEDDING_SEND_INPUT_TYPE,
+        settings.EMBEDDING_THREADS,
+    )
 
 
 def configured_model_name() -> str:

@@ -3,6 +3,7 @@
 Everything slow (the embedding model) happens before the transaction that swaps a document's chunks, so a
 failure half-way leaves the previous version intact and searchable.
 """
+
 from __future__ import annotations
 
 import time
@@ -78,18 +79,30 @@ class _PreparedChunk:
 
 def _prepare(*, source_path: str, content: str) -> tuple[str, list[_PreparedChunk]]:
     title = document_title(filename=source_path, content=content)
-    chunks = chunk_markdown(filename=source_path, content=content, title=title,
-                            chunk_size=settings.CHUNK_SIZE, chunk_overlap=settings.CHUNK_OVERLAP)
+    chunks = chunk_markdown(
+        filename=source_path,
+        content=content,
+        title=title,
+        chunk_size=settings.CHUNK_SIZE,
+        chunk_overlap=settings.CHUNK_OVERLAP,
+    )
     prepared = [
-        _PreparedChunk(index=c.chunk_index, heading_path=list(c.heading_path), text=c.text, start=c.start,
-                       end=c.end, sentence_spans=split_sentence_spans(c.text))
+        _PreparedChunk(
+            index=c.chunk_index,
+            heading_path=list(c.heading_path),
+            text=c.text,
+            start=c.start,
+            end=c.end,
+            sentence_spans=split_sentence_spans(c.text),
+        )
         for c in chunks
     ]
     return title, prepared
 
 
-def _embed_chunks(embedder: Embedder, chunks: Sequence[_PreparedChunk], *, title: str
-                  ) -> tuple[np.ndarray, list[np.ndarray], int]:
+def _embed_chunks(
+    embedder: Embedder, chunks: Sequence[_PreparedChunk], *, title: str
+) -> tuple[np.ndarray, list[np.ndarray], int]:
     """One batch pass over every chunk and every sentence: chunk vectors, sentence vectors per chunk, and how
     many texts were embedded.
 
@@ -103,31 +116,42 @@ def _embed_chunks(embedder: Embedder, chunks: Sequence[_PreparedChunk], *, title
     unique = list(dict.fromkeys(texts))
     position = {text: i for i, text in enumerate(unique)}
     vectors = embedder.embed_documents(unique)[[position[t] for t in texts]]
-    chunk_vectors = vectors[:len(chunks)]
+    chunk_vectors = vectors[: len(chunks)]
     per_chunk, cursor = [], len(chunks)
     for c in chunks:
-        per_chunk.append(vectors[cursor:cursor + len(c.sentence_spans)])
+        per_chunk.append(vectors[cursor : cursor + len(c.sentence_spans)])
         cursor += len(c.sentence_spans)
     return chunk_vectors, per_chunk, len(unique)
 
 
-def _chunk_rows(document: Document, chunks: Sequence[_PreparedChunk], chunk_vectors: np.ndarray,
-                model_name: str) -> list[Chunk]:
+def _chunk_rows(
+    document: Document, chunks: Sequence[_PreparedChunk], chunk_vectors: np.ndarray, model_name: str
+) -> list[Chunk]:
     return [
-        Chunk(document=document, chunk_index=c.index, heading_path=c.heading_path, text=c.text,
-              start_offset=c.start, end_offset=c.end,
-              token_count=count_tokens(c.text, encoding=settings.TOKEN_ENCODING),
-              embedding=vector, embedding_model=model_name)
+        Chunk(
+            document=document,
+            chunk_index=c.index,
+            heading_path=c.heading_path,
+            text=c.text,
+            start_offset=c.start,
+            end_offset=c.end,
+            token_count=count_tokens(c.text, encoding=settings.TOKEN_ENCODING),
+            embedding=vector,
+            embedding_model=model_name,
+        )
         for c, vector in zip(chunks, chunk_vectors)
     ]
 
 
-def _store_sentences(chunks: Sequence[Chunk], prepared: Sequence[_PreparedChunk],
-                    sentence_vectors: Sequence[np.ndarray]) -> None:
+def _store_sentences(
+    chunks: Sequence[Chunk], prepared: Sequence[_PreparedChunk], sentence_vectors: Sequence[np.ndarray]
+) -> None:
     Sentence.objects.bulk_create(
-        [Sentence(chunk=chunk, position=i, start_offset=s, end_offset=e, text=chunk.text[s:e], embedding=v)
-         for chunk, c, vectors in zip(chunks, prepared, sentence_vectors)
-         for i, ((s, e), v) in enumerate(zip(c.sentence_spans, vectors))],
+        [
+            Sentence(chunk=chunk, position=i, start_offset=s, end_offset=e, text=chunk.text[s:e], embedding=v)
+            for chunk, c, vectors in zip(chunks, prepared, sentence_vectors)
+            for i, ((s, e), v) in enumerate(zip(c.sentence_spans, vectors))
+        ],
         batch_size=2000,
     )
 
@@ -160,9 +184,17 @@ def _reindex_if_language_changed(document: Document, language: str) -> None:
         _store_search_vectors(document, list(document.chunks.all()))
 
 
-def document_ingest(*, source_path: str, content: str, app: str = "default", source_type: str = "docs",
-                    url: str = "", force: bool = False, dry_run: bool = False,
-                    embedder: Embedder | None = None) -> DocumentResult:
+def document_ingest(
+    *,
+    source_path: str,
+    content: str,
+    app: str = "default",
+    source_type: str = "docs",
+    url: str = "",
+    force: bool = False,
+    dry_run: bool = False,
+    embedder: Embedder | None = None,
+) -> DocumentResult:
     """Ingest one markdown document; unchanged content (same hash, same model) costs no embedding call."""
     if not content.strip():
         return DocumentResult(source_path, "skipped", error="empty file")
@@ -170,7 +202,12 @@ def document_ingest(*, source_path: str, content: str, app: str = "default", sou
     embedder = embedder or get_embedder()
     existing = Document.objects.filter(app=app, source_path=source_path).first()
     language = document_language(app=app, content=content)
-    if existing and not force and existing.content_hash == digest and not _needs_reembedding(existing, embedder):
+    if (
+        existing
+        and not force
+        and existing.content_hash == digest
+        and not _needs_reembedding(existing, embedder)
+    ):
         if not dry_run:
             if existing.url != url or existing.source_type != source_type:
                 Document.objects.filter(pk=existing.pk).update(url=url, source_type=source_type)
@@ -189,17 +226,32 @@ def document_ingest(*, source_path: str, content: str, app: str = "default", sou
 
     with transaction.atomic():
         document, _ = Document.objects.select_for_update().update_or_create(
-            app=app, source_path=source_path,
-            defaults={"title": title[:500], "source_type": source_type, "url": url, "content_hash": digest,
-                      "language": language, "search_config": search_config(language),
-                      "ingested_at": timezone.now()},
+            app=app,
+            source_path=source_path,
+            defaults={
+                "title": title[:500],
+                "source_type": source_type,
+                "url": url,
+                "content_hash": digest,
+                "language": language,
+                "search_config": search_config(language),
+                "ingested_at": timezone.now(),
+            },
         )
         document.chunks.all().delete()
-        chunks = Chunk.objects.bulk_create(_chunk_rows(document, prepared, chunk_vectors, embedder.model_name))
+        chunks = Chunk.objects.bulk_create(
+            _chunk_rows(document, prepared, chunk_vectors, embedder.model_name)
+        )
         _store_sentences(chunks, prepared, sentence_vectors)
         _store_search_vectors(document, chunks)
-    return DocumentResult(source_path, status, chunks=len(prepared), sentences=sentence_count,
-                          embedded_texts=embedded, embed_seconds=embed_seconds)
+    return DocumentResult(
+        source_path,
+        status,
+        chunks=len(prepared),
+        sentences=sentence_count,
+        embedded_texts=embedded,
+        embed_seconds=embed_seconds,
+    )
 
 
 def _needs_reembedding(document: Document, embedder: Embedder) -> bool:
@@ -241,8 +293,10 @@ def find_markdown_files(paths: Iterable[str | Path]) -> list[SourceFile]:
     def add(path: Path, rel: str, root: Path | None = None) -> None:
         other = found.get(rel)
         if other and other.path.resolve() != path.resolve():
-            raise IngestError(f"{path} and {other.path} would both be stored as {rel!r}: ingest their common "
-                              "parent folder instead, or each with its own --app")
+            raise IngestError(
+                f"{path} and {other.path} would both be stored as {rel!r}: ingest their common "
+                "parent folder instead, or each with its own --app"
+            )
         found.setdefault(rel, SourceFile(path, rel, *_refusal(path, root)))
 
     for raw in paths:
@@ -255,8 +309,10 @@ def find_markdown_files(paths: Iterable[str | Path]) -> list[SourceFile]:
             add(root, root.name)
             continue
         for path in sorted(root.rglob("*")):
-            if path.is_file() and path.suffix.lower() in MARKDOWN_SUFFIXES and not any(
-                part.startswith(".") for part in path.relative_to(root).parts
+            if (
+                path.is_file()
+                and path.suffix.lower() in MARKDOWN_SUFFIXES
+                and not any(part.startswith(".") for part in path.relative_to(root).parts)
             ):
                 add(path, path.relative_to(root).as_posix(), root)
     return list(found.values())
@@ -270,7 +326,9 @@ def read_markdown(path: Path) -> str:
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise IngestError(f"{path}: not UTF-8 text (invalid byte at offset {exc.start}); convert it to UTF-8") from exc
+        raise IngestError(
+            f"{path}: not UTF-8 text (invalid byte at offset {exc.start}); convert it to UTF-8"
+        ) from exc
 
 
 def document_url(*, url_prefix: str, source_path: str) -> str:
@@ -280,11 +338,19 @@ def document_url(*, url_prefix: str, source_path: str) -> str:
     return f"{url_prefix.rstrip('/')}/{stem}"
 
 
-def directory_ingest(*, paths: Sequence[str | Path], app: str = "default", source_type: str = "docs",
-                     url_prefix: str = "", prune: bool = False, dry_run: bool = False, force: bool = False,
-                     embedder: Embedder | None = None,
-                     on_result: Callable[[DocumentResult], None] | None = None,
-                     on_start: Callable[[int], None] | None = None) -> IngestReport:
+def directory_ingest(
+    *,
+    paths: Sequence[str | Path],
+    app: str = "default",
+    source_type: str = "docs",
+    url_prefix: str = "",
+    prune: bool = False,
+    dry_run: bool = False,
+    force: bool = False,
+    embedder: Embedder | None = None,
+    on_result: Callable[[DocumentResult], None] | None = None,
+    on_start: Callable[[int], None] | None = None,
+) -> IngestReport:
     """Ingest every markdown file under `paths`; one bad file is reported and skipped, never fatal."""
     started = time.perf_counter()
     files = find_markdown_files(paths)
@@ -293,16 +359,24 @@ def directory_ingest(*, paths: Sequence[str | Path], app: str = "default", sourc
     report = IngestReport()
     for source in files:
         if source.refused:
-            report.results.append(result := DocumentResult(source.source_path, source.refused, error=source.reason))
+            report.results.append(
+                result := DocumentResult(source.source_path, source.refused, error=source.reason)
+            )
             if on_result:
                 on_result(result)
             continue
         try:
             content = read_markdown(source.path)
-            result = document_ingest(source_path=source.source_path, content=content, app=app,
-                                     source_type=source_type, url=document_url(url_prefix=url_prefix,
-                                                                               source_path=source.source_path),
-                                     force=force, dry_run=dry_run, embedder=embedder)
+            result = document_ingest(
+                source_path=source.source_path,
+                content=content,
+                app=app,
+                source_type=source_type,
+                url=document_url(url_prefix=url_prefix, source_path=source.source_path),
+                force=force,
+                dry_run=dry_run,
+                embedder=embedder,
+            )
         except Exception as exc:  # one bad document must not stop the others; the report names it
             result = DocumentResult(source.source_path, "failed", error=str(exc) or type(exc).__name__)
         report.results.append(result)
@@ -318,8 +392,13 @@ def directory_ingest(*, paths: Sequence[str | Path], app: str = "default", sourc
     return report
 
 
-def chunks_reembed(*, app: str | None = None, everything: bool = False, embedder: Embedder | None = None,
-                   on_document: Callable[[Document], None] | None = None) -> int:
+def chunks_reembed(
+    *,
+    app: str | None = None,
+    everything: bool = False,
+    embedder: Embedder | None = None,
+    on_document: Callable[[Document], None] | None = None,
+) -> int:
     """Embed again the documents whose vectors came from another model or that lack sentence vectors.
 
     Overlapping chunks cannot rebuild the source, so the stored chunks keep their text and get new vectors,
@@ -332,9 +411,17 @@ def chunks_reembed(*, app: str | None = None, everything: bool = False, embedder
         if not everything and not _needs_reembedding(document, embedder):
             continue
         chunks = list(document.chunks.order_by("chunk_index"))
-        prepared = [_PreparedChunk(index=c.chunk_index, heading_path=c.heading_path, text=c.text,
-                                   start=c.start_offset, end=c.end_offset,
-                                   sentence_spans=split_sentence_spans(c.text)) for c in chunks]
+        prepared = [
+            _PreparedChunk(
+                index=c.chunk_index,
+                heading_path=c.heading_path,
+                text=c.text,
+                start=c.start_offset,
+                end=c.end_offset,
+                sentence_spans=split_sentence_spans(c.text),
+            )
+            for c in chunks
+        ]
         chunk_vectors, sentence_vectors, _ = _embed_chunks(embedder, prepared, title=document.title)
         with transaction.atomic():
             for chunk, vector in zip(chunks, chunk_vectors):

@@ -1,4 +1,5 @@
 """The knowledge library: documents, their heading-aware chunks and the chunks' sentences, with vectors."""
+
 from __future__ import annotations
 
 from django.conf import settings
@@ -17,12 +18,16 @@ class Document(models.Model):
     title = models.CharField(max_length=500)
     url = models.URLField(max_length=1000, blank=True)
     content_hash = models.CharField(max_length=16)
-    language = models.CharField(max_length=8, blank=True,
-                                help_text="ISO 639-1 code of its prose, detected at ingest or set per app; "
-                                          "blank when unknown.")
-    search_config = models.CharField(max_length=32, default="simple",
-                                     help_text="PostgreSQL text-search configuration its chunks are indexed "
-                                               "with, from its language.")
+    language = models.CharField(
+        max_length=8,
+        blank=True,
+        help_text="ISO 639-1 code of its prose, detected at ingest or set per app; blank when unknown.",
+    )
+    search_config = models.CharField(
+        max_length=32,
+        default="simple",
+        help_text="PostgreSQL text-search configuration its chunks are indexed with, from its language.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     modified_at = models.DateTimeField(auto_now=True)
     ingested_at = models.DateTimeField(null=True, blank=True)
@@ -51,20 +56,32 @@ class Chunk(models.Model):
     embedding = VectorField(dimensions=settings.EMBEDDING_DIMENSIONS)
     embedding_model = models.CharField(max_length=200)
     search_vector = SearchVectorField(
-        null=True, help_text="Full-text index of the passage header and text, accents folded and identifiers "
-                             "spelled out (biblioteca.text.lexical).")
+        null=True,
+        help_text="Full-text index of the passage header and text, accents folded and identifiers "
+        "spelled out (biblioteca.text.lexical).",
+    )
     search_length = models.PositiveIntegerField(
-        default=0, help_text="Words indexed in search_vector: the passage length full-text ranking normalises by.")
+        default=0,
+        help_text="Words indexed in search_vector: the passage length full-text ranking normalises by.",
+    )
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["document", "chunk_index"], name="chunk_unique_index_per_document"),
-            models.CheckConstraint(condition=models.Q(end_offset__gte=models.F("start_offset")),
-                                   name="chunk_offsets_ordered"),
+            models.UniqueConstraint(
+                fields=["document", "chunk_index"], name="chunk_unique_index_per_document"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(end_offset__gte=models.F("start_offset")), name="chunk_offsets_ordered"
+            ),
         ]
         indexes = [
-            HnswIndex(name="chunk_embedding_hnsw", fields=["embedding"], m=16, ef_construction=64,
-                      opclasses=["vector_cosine_ops"]),
+            HnswIndex(
+                name="chunk_embedding_hnsw",
+                fields=["embedding"],
+                m=16,
+                ef_construction=64,
+                opclasses=["vector_cosine_ops"],
+            ),
             GinIndex(name="chunk_search_vector_gin", fields=["search_vector"]),
         ]
         ordering = ["document_id", "chunk_index"]

@@ -8,6 +8,7 @@ trimmer) the whole neighbourhood while keeping every passage no longer than the 
 Pure Python and numpy: the caller brings the chunks and their stored sentences; offsets and vectors are mapped
 into the joined text, so trimming a passage needs no embedding either.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
@@ -49,8 +50,9 @@ class Joined:
     heading_path: tuple[str, ...]
 
 
-def grow(hit: Piece, neighbours: Sequence[Piece], *, budget: int, taken: set[int] | frozenset[int] = frozenset()
-         ) -> list[Piece]:
+def grow(
+    hit: Piece, neighbours: Sequence[Piece], *, budget: int, taken: set[int] | frozenset[int] = frozenset()
+) -> list[Piece]:
     """`hit` and the neighbours it grows into, in document order: the next chunk, then the previous one, and so
     on while the passage stays within `budget` words; chunks in `taken` (other passages) are never absorbed."""
     by_index = {p.index: p for p in neighbours}
@@ -95,13 +97,18 @@ def join(pieces: Sequence[Piece]) -> Joined:
     return Joined(text, tuple(members), tuple(headings), pieces[0].heading_path if pieces else ())
 
 
-def passage_sentences(joined: Joined, spans_by_chunk: Mapping[int, Sequence[tuple[int, int]]],
-                      vectors_by_chunk: Mapping[int, np.ndarray], *, dimensions: int
-                      ) -> tuple[list[tuple[int, int]], np.ndarray] | None:
+def passage_sentences(
+    joined: Joined,
+    spans_by_chunk: Mapping[int, Sequence[tuple[int, int]]],
+    vectors_by_chunk: Mapping[int, np.ndarray],
+    *,
+    dimensions: int,
+) -> tuple[list[tuple[int, int]], np.ndarray] | None:
     """The passage's sentence spans (offsets into its text) and vectors, in order; None when a member has no
     stored sentences. A put-back heading is a unit of its own with a zero vector: only words can keep it."""
-    units: list[tuple[int, int, np.ndarray]] = [(a, b, np.zeros(dimensions, dtype=np.float32))
-                                                for a, b in joined.headings]
+    units: list[tuple[int, int, np.ndarray]] = [
+        (a, b, np.zeros(dimensions, dtype=np.float32)) for a, b in joined.headings
+    ]
     for member in joined.members:
         spans = spans_by_chunk.get(member.chunk_id)
         if not spans:

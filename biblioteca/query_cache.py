@@ -5,6 +5,7 @@ question. `Embedder.embed_query` embeds that same normalised form, so a hit retu
 The store is Django's `query_vectors` cache (settings: the configured CACHE_URL backend, bounded by
 QUERY_VECTOR_CACHE_SIZE entries in memory or by the TTL and the server's eviction in Redis/Memcached).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -53,7 +54,8 @@ def query_vector_get(*, key: str, dimensions: int) -> np.ndarray | None:
 
 def query_vector_put(*, key: str, vector: np.ndarray) -> None:
     try:
-        caches[CACHE_ALIAS].set(key, np.asarray(vector, dtype=np.float32).tobytes(),
-                                timeout=settings.QUERY_VECTOR_CACHE_TIMEOUT)
+        caches[CACHE_ALIAS].set(
+            key, np.asarray(vector, dtype=np.float32).tobytes(), timeout=settings.QUERY_VECTOR_CACHE_TIMEOUT
+        )
     except Exception:
         logger.warning("query-vector cache unreachable; vector not stored", exc_info=True)

@@ -4,6 +4,7 @@ with token counts and timings.
 The trimmer scores the sentence vectors stored at ingest, so a query costs one embedding call (the query
 itself); only chunks stored without sentences fall back to a single batch call.
 """
+
 from __future__ import annotations
 
 import time
@@ -61,9 +62,16 @@ class RetrievedChunk:
         return f"{self.doc_line}\n{self.text}"
 
     def as_dict(self) -> dict:
-        return {"id": self.id, "chunk_id": self.chunk_id, "document_id": self.document_id, "title": self.title,
-                "heading_path": self.heading_path, "url": self.url, "score": round(self.score, 4),
-                "content": self.content}
+        return {
+            "id": self.id,
+            "chunk_id": self.chunk_id,
+            "document_id": self.document_id,
+            "title": self.title,
+            "heading_path": self.heading_path,
+            "url": self.url,
+            "score": round(self.score, 4),
+            "content": self.content,
+        }
 
 
 @dataclass
@@ -78,8 +86,9 @@ class RetrievalResult:
     query_vector: np.ndarray | None = field(default=None, repr=False)
 
 
-def resolve_trim_params(*, threshold: float | None = None, window: int | None = None,
-                        min_sentences: int | None = None) -> TrimParams:
+def resolve_trim_params(
+    *, threshold: float | None = None, window: int | None = None, min_sentences: int | None = None
+) -> TrimParams:
     """Explicit values win; `None` means the settings."""
     return TrimParams(
         threshold=settings.RETRIEVAL_TRIM_THRESHOLD if threshold is None else float(threshold),
@@ -95,14 +104,23 @@ def resolve_trim_params(*, threshold: float | None = None, window: int | None = 
 
 
 def hybrid_params() -> HybridParams:
-    return HybridParams(candidates=settings.RETRIEVAL_HYBRID_CANDIDATES, rrf_k=settings.RETRIEVAL_HYBRID_RRF_K,
-                        vector_weight=settings.RETRIEVAL_HYBRID_VECTOR_WEIGHT,
-                        lexical_weight=settings.RETRIEVAL_HYBRID_LEXICAL_WEIGHT)
+    return HybridParams(
+        candidates=settings.RETRIEVAL_HYBRID_CANDIDATES,
+        rrf_k=settings.RETRIEVAL_HYBRID_RRF_K,
+        vector_weight=settings.RETRIEVAL_HYBRID_VECTOR_WEIGHT,
+        lexical_weight=settings.RETRIEVAL_HYBRID_LEXICAL_WEIGHT,
+    )
 
 
-def search(*, query_vector: np.ndarray, top_k: int = 5, filters: Mapping[str, str | None] | None = None,
-           query_text: str | None = None, hybrid: bool = False, passage_words: int | None = None
-           ) -> list[RetrievedChunk]:
+def search(
+    *,
+    query_vector: np.ndarray,
+    top_k: int = 5,
+    filters: Mapping[str, str | None] | None = None,
+    query_text: str | None = None,
+    hybrid: bool = False,
+    passage_words: int | None = None,
+) -> list[RetrievedChunk]:
     """The best `top_k` passages: chunks nearest by cosine, or (`hybrid` with a `query_text`) fused with
     full-text search, each grown with its neighbours up to `passage_words` (None: RETRIEVAL_PASSAGE_WORDS)."""
     if not 1 <= top_k <= MAX_TOP_K:
@@ -114,14 +132,28 @@ def search(*, query_vector: np.ndarray, top_k: int = 5, filters: Mapping[str, st
     budget = settings.RETRIEVAL_PASSAGE_WORDS if passage_words is None else passage_words
     # Growing can absorb a lower hit into a higher one's passage; a few spare hits refill the freed places.
     fetch = 2 * top_k if budget else top_k
-    rows = chunk_search(query_vector=query_vector, top_k=fetch, app=filters.get("app"),
-                        source_type=filters.get("source_type"), query_text=query_text,
-                        hybrid=hybrid_params() if hybrid else None)
+    rows = chunk_search(
+        query_vector=query_vector,
+        top_k=fetch,
+        app=filters.get("app"),
+        source_type=filters.get("source_type"),
+        query_text=query_text,
+        hybrid=hybrid_params() if hybrid else None,
+    )
     hits = [
-        RetrievedChunk(id=c.id, chunk_id=c.chunk_id, document_id=c.document_id, title=c.document.title,
-                       heading_path=list(c.heading_path), url=c.document.url, score=c.score, text=c.text,
-                       original_text=c.text, language=c.document.language,
-                       query_terms=getattr(c, "query_terms", None))
+        RetrievedChunk(
+            id=c.id,
+            chunk_id=c.chunk_id,
+            document_id=c.document_id,
+            title=c.document.title,
+            heading_path=list(c.heading_path),
+            url=c.document.url,
+            score=c.score,
+            text=c.text,
+            original_text=c.text,
+            language=c.document.language,
+            query_terms=getattr(c, "query_terms", None),
+        )
         for c in rows
     ]
     if not budget:
@@ -130,12 +162,19 @@ def search(*, query_vector: np.ndarray, top_k: int = 5, filters: Mapping[str, st
 
 
 def _piece(row) -> Piece:
-    return Piece(id=row.id, index=row.chunk_index, heading_path=tuple(row.heading_path), text=row.text,
-                 start=row.start_offset, end=row.end_offset)
+    return Piece(
+        id=row.id,
+        index=row.chunk_index,
+        heading_path=tuple(row.heading_path),
+        text=row.text,
+        start=row.start_offset,
+        end=row.end_offset,
+    )
 
 
-def grown_passages(hits: Sequence[RetrievedChunk], *, rows: Sequence, budget: int, top_k: int
-                   ) -> list[RetrievedChunk]:
+def grown_passages(
+    hits: Sequence[RetrievedChunk], *, rows: Sequence, budget: int, top_k: int
+) -> list[RetrievedChunk]:
     """The hits in rank order, each grown into a passage; a hit already inside a better one's passage is left
     out, so the `top_k` passages cover as much as they can."""
     neighbours = chunk_neighbours(hits=[(r.document_id, r.chunk_index) for r in rows])
@@ -150,16 +189,28 @@ def grown_passages(hits: Sequence[RetrievedChunk], *, rows: Sequence, budget: in
             out.append(hit)
         else:
             joined = join(pieces)
-            out.append(replace(hit, heading_path=list(joined.heading_path), text=joined.text,
-                               original_text=joined.text, layout=joined))
+            out.append(
+                replace(
+                    hit,
+                    heading_path=list(joined.heading_path),
+                    text=joined.text,
+                    original_text=joined.text,
+                    layout=joined,
+                )
+            )
         if len(out) == top_k:
             break
     return out
 
 
-def trim_retrieved(chunks: Sequence[RetrievedChunk], *, query_vector: np.ndarray, params: TrimParams,
-                   stored: Mapping[int, StoredSentences] | None = None,
-                   query_terms: Mapping[str, float] | None = None) -> tuple[list[RetrievedChunk], int]:
+def trim_retrieved(
+    chunks: Sequence[RetrievedChunk],
+    *,
+    query_vector: np.ndarray,
+    params: TrimParams,
+    stored: Mapping[int, StoredSentences] | None = None,
+    query_terms: Mapping[str, float] | None = None,
+) -> tuple[list[RetrievedChunk], int]:
     """Trimmed copies of `chunks` (dropped ones left out) and how many embedding calls the trimmer made.
 
     `stored` lets a caller that trims the same chunks many times (a calibration sweep) load them once;
@@ -178,12 +229,13 @@ def trim_retrieved(chunks: Sequence[RetrievedChunk], *, query_vector: np.ndarray
         cursor = 0
         for i in missing:
             n = len(spans[i])
-            inputs[i] = trim_input(chunks[i], spans[i], vectors[cursor:cursor + n])
+            inputs[i] = trim_input(chunks[i], spans[i], vectors[cursor : cursor + n])
             cursor += n
     outputs = trim_chunks(inputs, query_vector, params, query_terms)
     trimmed = [
         replace(chunk, text=out.text, trimmed=out.text != chunk.original_text)
-        for chunk, out in zip(chunks, outputs) if not out.dropped
+        for chunk, out in zip(chunks, outputs)
+        if not out.dropped
     ]
     return trimmed, calls
 
@@ -193,8 +245,9 @@ def stored_sentences(chunks: Sequence[RetrievedChunk]) -> dict[int, StoredSenten
     return sentences_for_chunks([i for c in chunks for i in c.member_ids])
 
 
-def stored_trim_inputs(chunks: Sequence[RetrievedChunk], *, stored: Mapping[int, StoredSentences] | None = None
-                       ) -> list[TrimInput | None]:
+def stored_trim_inputs(
+    chunks: Sequence[RetrievedChunk], *, stored: Mapping[int, StoredSentences] | None = None
+) -> list[TrimInput | None]:
     """Each passage's sentences as stored at ingest (mapped into a grown passage's text); None for a passage
     with a chunk stored without sentences."""
     if stored is None:
@@ -213,12 +266,18 @@ def stored_trim_inputs(chunks: Sequence[RetrievedChunk], *, stored: Mapping[int,
 
 
 def trim_input(chunk: RetrievedChunk, spans: Sequence[tuple[int, int]], vectors: np.ndarray) -> TrimInput:
-    return TrimInput(chunk.original_text, spans, vectors, language=chunk.language,
-                     heading=" ".join(chunk.heading_path))
+    return TrimInput(
+        chunk.original_text, spans, vectors, language=chunk.language, heading=" ".join(chunk.heading_path)
+    )
 
 
-def trim_terms(query: str, *, params: TrimParams, filters: Mapping[str, str | None] | None = None,
-               chunks: Sequence[RetrievedChunk] = ()) -> Mapping[str, float] | None:
+def trim_terms(
+    query: str,
+    *,
+    params: TrimParams,
+    filters: Mapping[str, str | None] | None = None,
+    chunks: Sequence[RetrievedChunk] = (),
+) -> Mapping[str, float] | None:
     """The question's weighted terms when the trimmer counts lexical evidence, else None: those the hybrid search
     already weighed, or (after a vector-only search) one more query."""
     if not params.lexical_weight:
@@ -241,10 +300,18 @@ def context_tokens(chunks: Sequence[RetrievedChunk], *, known: Mapping[int, int]
     return sum(known[c.id] if c.id in known and not c.trimmed else chunk_tokens(c) for c in chunks)
 
 
-def retrieve(query: str, *, top_k: int = 5, trim: bool | None = None, trim_threshold: float | None = None,
-             trim_min_sentences: int | None = None, trim_window: int | None = None,
-             filters: Mapping[str, str | None] | None = None, query_vector: np.ndarray | None = None,
-             hybrid: bool | None = None) -> RetrievalResult:
+def retrieve(
+    query: str,
+    *,
+    top_k: int = 5,
+    trim: bool | None = None,
+    trim_threshold: float | None = None,
+    trim_min_sentences: int | None = None,
+    trim_window: int | None = None,
+    filters: Mapping[str, str | None] | None = None,
+    query_vector: np.ndarray | None = None,
+    hybrid: bool | None = None,
+) -> RetrievalResult:
     """The best `top_k` chunks for `query`, found by vectors and full text (`hybrid`, or when None
     RETRIEVAL_HYBRID), trimmed when `trim` (or, when None, RETRIEVAL_TRIM) says so."""
     timings: dict[str, float] = {}
@@ -254,22 +321,35 @@ def retrieve(query: str, *, top_k: int = 5, trim: bool | None = None, trim_thres
     timings["embedding"] = (time.perf_counter() - started) * 1000
     t = time.perf_counter()
     do_hybrid = settings.RETRIEVAL_HYBRID if hybrid is None else hybrid
-    chunks = search(query_vector=query_vector, top_k=top_k, filters=filters, query_text=query, hybrid=do_hybrid)
+    chunks = search(
+        query_vector=query_vector, top_k=top_k, filters=filters, query_text=query, hybrid=do_hybrid
+    )
     timings["search"] = (time.perf_counter() - t) * 1000
     untrimmed_tokens = {c.id: chunk_tokens(c) for c in chunks}
     tokens_before = sum(untrimmed_tokens.values())
     do_trim = settings.RETRIEVAL_TRIM if trim is None else trim
     params = calls = None
     if do_trim:
-        params = resolve_trim_params(threshold=trim_threshold, window=trim_window, min_sentences=trim_min_sentences)
+        params = resolve_trim_params(
+            threshold=trim_threshold, window=trim_window, min_sentences=trim_min_sentences
+        )
         t = time.perf_counter()
-        chunks, calls = trim_retrieved(chunks, query_vector=query_vector, params=params,
-                                       query_terms=trim_terms(query, params=params, filters=filters,
-                                                              chunks=chunks))
+        chunks, calls = trim_retrieved(
+            chunks,
+            query_vector=query_vector,
+            params=params,
+            query_terms=trim_terms(query, params=params, filters=filters, chunks=chunks),
+        )
         timings["trim"] = (time.perf_counter() - t) * 1000
     tokens = context_tokens(chunks, known=untrimmed_tokens) if do_trim else tokens_before
     timings["total"] = (time.perf_counter() - started) * 1000
-    return RetrievalResult(chunks=chunks, tokens_in_context=tokens, tokens_before=tokens_before,
-                           trimmed=bool(do_trim), trim_params=asdict(params) if params else None,
-                           timings_ms={k: round(v, 3) for k, v in timings.items()},
-                           trim_embedding_calls=calls or 0, query_vector=query_vector)
+    return RetrievalResult(
+        chunks=chunks,
+        tokens_in_context=tokens,
+        tokens_before=tokens_before,
+        trimmed=bool(do_trim),
+        trim_params=asdict(params) if params else None,
+        timings_ms={k: round(v, 3) for k, v in timings.items()},
+        trim_embedding_calls=calls or 0,
+        query_vector=query_vector,
+    )

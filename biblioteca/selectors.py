@@ -1,4 +1,5 @@
 """Reads over the library: nearest chunks, stored sentence vectors, model bookkeeping."""
+
 from __future__ import annotations
 
 import json
@@ -59,17 +60,29 @@ def _nearest(run: Callable[[], list[Chunk]], *, alias: str, filtered: bool) -> l
 
 
 @replica_reads()
-def chunk_search(*, query_vector: np.ndarray, top_k: int, app: str | None = None,
-                 source_type: str | None = None, query_text: str | None = None,
-                 hybrid: HybridParams | None = None) -> list[Chunk]:
+def chunk_search(
+    *,
+    query_vector: np.ndarray,
+    top_k: int,
+    app: str | None = None,
+    source_type: str | None = None,
+    query_text: str | None = None,
+    hybrid: HybridParams | None = None,
+) -> list[Chunk]:
     """The `top_k` best chunks for the query, each annotated with `score` (cosine similarity).
 
     Without `hybrid` they are the nearest by cosine. With it (and a `query_text`), the nearest by cosine and the
     best full-text matches are fused by reciprocal rank, in one statement (`hybrid_chunk_search`).
     """
     if hybrid is not None and query_text and query_text.strip():
-        return hybrid_chunk_search(query_vector=query_vector, query_text=query_text, top_k=top_k, app=app,
-                                   source_type=source_type, params=hybrid)
+        return hybrid_chunk_search(
+            query_vector=query_vector,
+            query_text=query_text,
+            top_k=top_k,
+            app=app,
+            source_type=source_type,
+            params=hybrid,
+        )
     qs = _filtered_scope(Chunk.objects.select_related("document"), app=app, source_type=source_type)
     qs = qs.annotate(distance=CosineDistance("embedding", query_vector)).order_by("distance")[:top_k]
     chunks = _nearest(lambda: list(qs), alias=qs.db, filtered=bool(app or source_type))
@@ -127,14 +140,17 @@ term_weights AS MATERIALIZED (
 # The vector side walks the HNSW index. The lexical side is BM25 on the GIN index, counting whether a chunk holds
 # a term rather than how often (chunks are short, and reading every matched chunk's positions measured no better):
 # each question term it holds adds its weight, normalised by the chunk's length against the matched chunks' mean.
-_HYBRID_SQL = """
+_HYBRID_SQL = (
+    """
 WITH question AS MATERIALIZED (SELECT %(vector)s::vector AS vector),
 vector_side AS (
     SELECT c.id, row_number() OVER (ORDER BY c.distance) AS rank
     FROM (SELECT c.id, c.embedding <=> (SELECT vector FROM question) AS distance
           FROM {chunk} c JOIN {document} d ON d.id = c.document_id
           WHERE {scope} ORDER BY c.embedding <=> (SELECT vector FROM question) LIMIT %(candidates)s) c
-),""" + _TERMS_SQL + """,
+),"""
+    + _TERMS_SQL
+    + """,
 matches AS (
     SELECT c.id, w.weight, greatest(c.search_length, 1) AS length
     FROM term_weights w JOIN {chunk} c ON c.search_vector @@ w.query JOIN {document} d ON d.id = c.document_id
@@ -161,6 +177,7 @@ SELECT c.id, c.document_id, c.chunk_index, c.heading_path, c.text, c.start_offse
 FROM fused f JOIN {chunk} c ON c.id = f.id JOIN {document} d ON d.id = c.document_id
 ORDER BY f.fused DESC, f.vector_rank NULLS LAST
 """
+)
 
 
 def _scope(app: str | None, source_type: str | None) -> str:
@@ -173,35 +190,74 @@ def _scope(app: str | None, source_type: str | None) -> str:
 
 
 @replica_reads()
-def query_term_weights(*, text: str, app: str | None = None, source_type: str | None = None,
-                       max_df: int = HYBRID_MAX_DF, max_df_share: float = HYBRID_MAX_DF_SHARE) -> dict[str, float]:
+def query_term_weights(
+    *,
+    text: str,
+    app: str | None = None,
+    source_type: str | None = None,
+    max_df: int = HYBRID_MAX_DF,
+    max_df_share: float = HYBRID_MAX_DF_SHARE,
+) -> dict[str, float]:
     """The question's index terms (stems, as the chunks were indexed) and their rarity weights."""
     if not text.strip():
         return {}
     sql = ("WITH " + _TERMS_SQL + " SELECT lexeme, weight FROM term_weights").format(
-        chunk=Chunk._meta.db_table, document=Document._meta.db_table, scope=_scope(app, source_type))
+        chunk=Chunk._meta.db_table, document=Document._meta.db_table, scope=_scope(app, source_type)
+    )
     with read_connection(Chunk).cursor() as cursor:
-        cursor.execute(sql, {"text": lexical_text(text), "app": app, "source_type": source_type, "max_df": max_df,
-                             "max_df_share": max_df_share})
+        cursor.execute(
+            sql,
+            {
+                "text": lexical_text(text),
+                "app": app,
+                "source_type": source_type,
+                "max_df": max_df,
+                "max_df_share": max_df_share,
+            },
+        )
         return {lexeme: float(weight) for lexeme, weight in cursor.fetchall()}
 
 
 @replica_reads()
-def hybrid_chunk_search(*, query_vector: np.ndarray, query_text: str, top_k: int, app: str | None,
-                        source_type: str | None, params: HybridParams) -> list[Chunk]:
+def hybrid_chunk_search(
+    *,
+    query_vector: np.ndarray,
+    query_text: str,
+    top_k: int,
+    app: str | None,
+    source_type: str | None,
+    params: HybridParams,
+) -> list[Chunk]:
     """Vector and full-text rankings fused by reciprocal rank, in one round trip; see `_HYBRID_SQL`."""
-    sql = _HYBRID_SQL.format(chunk=Chunk._meta.db_table, document=Document._meta.db_table,
-                             scope=_scope(app, source_type),
-                             document_columns=", ".join(f"d.{f} AS document__{f}" for f in _DOCUMENT_FIELDS))
-    values = {"vector": Vector._to_db(query_vector), "text": lexical_text(query_text), "app": app, "source_type": source_type,
-              "candidates": max(params.candidates, top_k), "top_k": top_k, "max_df": params.max_df, "max_df_share": params.max_df_share,
-              "rrf_k": params.rrf_k, "vector_weight": params.vector_weight,
-              "lexical_weight": params.lexical_weight, "k1": params.k1, "b": params.b}
+    sql = _HYBRID_SQL.format(
+        chunk=Chunk._meta.db_table,
+        document=Document._meta.db_table,
+        scope=_scope(app, source_type),
+        document_columns=", ".join(f"d.{f} AS document__{f}" for f in _DOCUMENT_FIELDS),
+    )
+    values = {
+        "vector": Vector._to_db(query_vector),
+        "text": lexical_text(query_text),
+        "app": app,
+        "source_type": source_type,
+        "candidates": max(params.candidates, top_k),
+        "top_k": top_k,
+        "max_df": params.max_df,
+        "max_df_share": params.max_df_share,
+        "rrf_k": params.rrf_k,
+        "vector_weight": params.vector_weight,
+        "lexical_weight": params.lexical_weight,
+        "k1": params.k1,
+        "b": params.b,
+    }
     raw = Chunk.objects.raw(sql, values)
     chunks = _nearest(lambda: list(raw), alias=raw.db, filtered=bool(app or source_type))
     for chunk in chunks:
-        chunk.document = Document.from_db(raw.db, ["id", *_DOCUMENT_FIELDS], [
-            chunk.document_id, *(getattr(chunk, f"document__{f}") for f in _DOCUMENT_FIELDS)])
+        chunk.document = Document.from_db(
+            raw.db,
+            ["id", *_DOCUMENT_FIELDS],
+            [chunk.document_id, *(getattr(chunk, f"document__{f}") for f in _DOCUMENT_FIELDS)],
+        )
         chunk.score = float(chunk.score)
         if isinstance(chunk.query_terms, str):
             chunk.query_terms = json.loads(chunk.query_terms)
@@ -213,7 +269,9 @@ NEIGHBOUR_REACH = 4
 
 
 @replica_reads()
-def chunk_neighbours(*, hits: Sequence[tuple[int, int]], reach: int = NEIGHBOUR_REACH) -> dict[int, list[Piece]]:
+def chunk_neighbours(
+    *, hits: Sequence[tuple[int, int]], reach: int = NEIGHBOUR_REACH
+) -> dict[int, list[Piece]]:
     """Per document, its chunks within `reach` positions of the given (document id, chunk index) hits, in
     order: what a passage can grow into. One indexed read of (document, chunk_index)."""
     if not hits:
@@ -232,7 +290,15 @@ def chunk_neighbours(*, hits: Sequence[tuple[int, int]], reach: int = NEIGHBOUR_
     out: dict[int, list[Piece]] = {}
     for id_, document_id, index, heading_path, text, start, end in rows:
         out.setdefault(document_id, []).append(
-            Piece(id=id_, index=index, heading_path=tuple(json.loads(heading_path)), text=text, start=start, end=end))
+            Piece(
+                id=id_,
+                index=index,
+                heading_path=tuple(json.loads(heading_path)),
+                text=text,
+                start=start,
+                end=end,
+            )
+        )
     return out
 
 

@@ -18,6 +18,7 @@ Beyond the seed, query-level rules (all optional):
 - `companions`: units that belong together are kept together: a list item with the sentence that leads into its
   list, a table row with the table's header row, a heading with the `Type:`/`Default:` lines under it.
 """
+
 from __future__ import annotations
 
 import re
@@ -76,9 +77,15 @@ class TrimOutput:
     dropped: bool = False
 
 
-def select_sentences(scores: np.ndarray, *, threshold: float, min_sentences: int, window: int,
-                     floor: float | None = None,
-                     companions: Sequence[Sequence[int]] | None = None) -> list[int]:
+def select_sentences(
+    scores: np.ndarray,
+    *,
+    threshold: float,
+    min_sentences: int,
+    window: int,
+    floor: float | None = None,
+    companions: Sequence[Sequence[int]] | None = None,
+) -> list[int]:
     """Indices to keep, ascending: above the threshold (or the floor), topped up to the minimum, widened by the
     window and by each kept sentence's companions."""
     n = len(scores)
@@ -158,7 +165,9 @@ def _unit_terms(text: str, language: str) -> frozenset[str]:
     return frozenset(terms(text, language=language))
 
 
-def lexical_evidence(chunk: TrimInput, query_terms: Mapping[str, float], *, heading_weight: float) -> np.ndarray:
+def lexical_evidence(
+    chunk: TrimInput, query_terms: Mapping[str, float], *, heading_weight: float
+) -> np.ndarray:
     """Per sentence, the share of the question's term weight it holds, or (times `heading_weight`) its heading
     holds: 0 when nothing matches, 1 when every term does."""
     total = sum(query_terms.values())
@@ -191,15 +200,19 @@ def join_runs(text: str, spans: Sequence[tuple[int, int]], keep: Sequence[int]) 
             prev = i
             continue
         if run_start is not None:
-            pieces.append(text[spans[run_start][0]:spans[prev][1]])
+            pieces.append(text[spans[run_start][0] : spans[prev][1]])
         run_start = prev = i
     if run_start is not None:
-        pieces.append(text[spans[run_start][0]:spans[prev][1]])
+        pieces.append(text[spans[run_start][0] : spans[prev][1]])
     return ELISION.join(pieces)
 
 
-def trim_chunks(chunks: Sequence[TrimInput], query_vector: np.ndarray, params: TrimParams,
-                query_terms: Mapping[str, float] | None = None) -> list[TrimOutput]:
+def trim_chunks(
+    chunks: Sequence[TrimInput],
+    query_vector: np.ndarray,
+    params: TrimParams,
+    query_terms: Mapping[str, float] | None = None,
+) -> list[TrimOutput]:
     """Trim each chunk for the query; a dropped chunk is flagged, never returned empty.
 
     `query_terms` (stem -> rarity weight) feed the lexical evidence when `params.lexical_weight` is set.
@@ -207,8 +220,10 @@ def trim_chunks(chunks: Sequence[TrimInput], query_vector: np.ndarray, params: T
     cosines = [c.vectors @ query_vector if len(c.spans) else np.zeros(0, dtype=np.float32) for c in chunks]
     scores = cosines
     if params.lexical_weight and query_terms:
-        scores = [s + params.lexical_weight * lexical_evidence(c, query_terms, heading_weight=params.heading_weight)
-                  for c, s in zip(chunks, cosines)]
+        scores = [
+            s + params.lexical_weight * lexical_evidence(c, query_terms, heading_weight=params.heading_weight)
+            for c, s in zip(chunks, cosines)
+        ]
     overall = max((float(s.max()) for s in scores if len(s)), default=None)
     # Whole chunks are judged on cosines alone: words lift a sentence inside a chunk, but a chunk that merely
     # shares a word with the question is no closer to the answer.
@@ -226,13 +241,23 @@ def trim_chunks(chunks: Sequence[TrimInput], query_vector: np.ndarray, params: T
         if n == 0:
             out.append(TrimOutput(chunk.text, ()))
             continue
-        if (drop_margin is not None and overall_cosine is not None
-                and chunk_best < overall_cosine - drop_margin and chunk_best < params.threshold):
+        if (
+            drop_margin is not None
+            and overall_cosine is not None
+            and chunk_best < overall_cosine - drop_margin
+            and chunk_best < params.threshold
+        ):
             out.append(TrimOutput("", (), dropped=True))
             continue
         companions = unit_companions([chunk.text[a:b] for a, b in chunk.spans]) if params.companions else None
-        keep = select_sentences(chunk_scores, threshold=params.threshold, min_sentences=params.min_sentences,
-                                window=params.window, floor=floor, companions=companions)
+        keep = select_sentences(
+            chunk_scores,
+            threshold=params.threshold,
+            min_sentences=params.min_sentences,
+            window=params.window,
+            floor=floor,
+            companions=companions,
+        )
         if len(keep) >= n:
             out.append(TrimOutput(chunk.text, tuple(range(n))))
         else:

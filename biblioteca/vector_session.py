@@ -1,4 +1,5 @@
 """pgvector's per-search settings, scoped to the search's own transaction."""
+
 from __future__ import annotations
 
 from collections.abc import Iterator

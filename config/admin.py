@@ -1,4 +1,5 @@
 """What the project's admins share."""
+
 from __future__ import annotations
 
 

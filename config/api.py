@@ -1,6 +1,7 @@
 """What every API endpoint shares: JSON errors (a lost database is a 503, not a traceback), the staff-or-token
 permission, and request fields that refuse what they do not know. The parser and token authentication that
 settings name live in config.doors (DRF imports them while this module imports DRF's views)."""
+
 from __future__ import annotations
 
 import logging
@@ -34,15 +35,19 @@ def exception_handler(exc, context):
         return response
     if isinstance(exc, EmbeddingError):
         logger.exception("embedding failed in %s", context.get("view"))
-        return Response({"detail": "The embedding model is unavailable. Try again shortly."},
-                        status=status.HTTP_503_SERVICE_UNAVAILABLE)
+        return Response(
+            {"detail": "The embedding model is unavailable. Try again shortly."},
+            status=status.HTTP_503_SERVICE_UNAVAILABLE,
+        )
     if isinstance(exc, ServiceError):
         headers = {"Retry-After": str(exc.retry_after)} if exc.retry_after else None
         return Response({"detail": str(exc)}, status=exc.status_code, headers=headers)
     if isinstance(exc, (OperationalError, InterfaceError)):
         logger.exception("database error in %s", context.get("view"))
-        return Response({"detail": "The database is unavailable. Try again shortly."},
-                        status=status.HTTP_503_SERVICE_UNAVAILABLE)
+        return Response(
+            {"detail": "The database is unavailable. Try again shortly."},
+            status=status.HTTP_503_SERVICE_UNAVAILABLE,
+        )
     return None
 
 

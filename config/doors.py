@@ -1,5 +1,6 @@
 """The JSON parser and token authentication every API view uses (named in REST_FRAMEWORK's settings), and the
 client IP that the admin's login limit counts by."""
+
 from __future__ import annotations
 
 from rest_framework import authentication, parsers
@@ -17,7 +18,9 @@ class JSONParser(parsers.JSONParser):
         try:
             data = super().parse(stream, media_type=media_type, parser_context=parser_context)
         except RecursionError as exc:
-            raise ParseError(f"JSON parse error - nested too deeply: at most {MAX_JSON_DEPTH} levels.") from exc
+            raise ParseError(
+                f"JSON parse error - nested too deeply: at most {MAX_JSON_DEPTH} levels."
+            ) from exc
         if problem := json_problem(data):
             raise ParseError(f"JSON parse error - {problem}")
         return data

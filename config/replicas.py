@@ -15,6 +15,7 @@ alike, so nothing that writes can forget to pin. Afterwards the run reads the pr
 ingest in the same run never reads rows the replica has not replayed yet. A run keeps one replica (chosen at
 random), so a search's transaction and its queries land on the same server.
 """
+
 from __future__ import annotations
 
 import random
@@ -109,8 +110,26 @@ class ReplicaRouter:
         return db == DEFAULT_DB_ALIAS
 
 
-_READ_STATEMENTS = {"SELECT", "SHOW", "SET", "RESET", "BEGIN", "START", "COMMIT", "ROLLBACK", "SAVEPOINT",
-                    "RELEASE", "EXPLAIN", "VALUES", "TABLE", "FETCH", "DECLARE", "CLOSE", "MOVE", "WITH"}
+_READ_STATEMENTS = {
+    "SELECT",
+    "SHOW",
+    "SET",
+    "RESET",
+    "BEGIN",
+    "START",
+    "COMMIT",
+    "ROLLBACK",
+    "SAVEPOINT",
+    "RELEASE",
+    "EXPLAIN",
+    "VALUES",
+    "TABLE",
+    "FETCH",
+    "DECLARE",
+    "CLOSE",
+    "MOVE",
+    "WITH",
+}
 _FIRST_WORD = re.compile(r"\s*\(?\s*([A-Za-z]+)")
 _DATA_CHANGE = re.compile(r"\b(INSERT|UPDATE|DELETE|MERGE)\b", re.IGNORECASE)
 

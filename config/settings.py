@@ -1,4 +1,5 @@
 """Settings, all from the environment (django-environ); the README's configuration table lists every variable."""
+
 from __future__ import annotations
 
 import os
@@ -86,14 +87,21 @@ WSGI_APPLICATION = "config.wsgi.application"
 ASGI_APPLICATION = "config.asgi.application"
 
 # Not kept as a setting: Django's debug page lists settings, and the URL carries the password.
-DATABASES = {"default": env.db_url_config(env.str("DATABASE_URL", default="") or embedded_database_url(
-    Path(env.str("EMBEDDED_PGDATA", default=str(VAR_DIR / "pgdata")))
-))}
+DATABASES = {
+    "default": env.db_url_config(
+        env.str("DATABASE_URL", default="")
+        or embedded_database_url(Path(env.str("EMBEDDED_PGDATA", default=str(VAR_DIR / "pgdata"))))
+    )
+}
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
-DATABASES["default"].setdefault("OPTIONS", {})["connect_timeout"] = env.int("DATABASE_CONNECT_TIMEOUT", default=5)
+DATABASES["default"].setdefault("OPTIONS", {})["connect_timeout"] = env.int(
+    "DATABASE_CONNECT_TIMEOUT", default=5
+)
 # One test database per test process, so concurrent runs on one server never drop each other's database.
-DATABASES["default"]["TEST"] = {"NAME": env.str("TEST_DATABASE_NAME", default=f"test_biblioteca_{os.getpid()}")}
+DATABASES["default"]["TEST"] = {
+    "NAME": env.str("TEST_DATABASE_NAME", default=f"test_biblioteca_{os.getpid()}")
+}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 CACHES = {"default": env.cache_url("CACHE_URL", default="locmemcache://oraculo")}
@@ -270,11 +278,16 @@ if not DEBUG:
 QUERY_VECTOR_CACHE = env.bool("QUERY_VECTOR_CACHE", default=True)
 QUERY_VECTOR_CACHE_SIZE = env.int("QUERY_VECTOR_CACHE_SIZE", default=4096)
 QUERY_VECTOR_CACHE_TIMEOUT = env.int("QUERY_VECTOR_CACHE_TIMEOUT", default=7 * 24 * 3600)
-CACHES["query_vectors"] = {**CACHES["default"], "KEY_PREFIX": "oraculo-qv", "TIMEOUT": QUERY_VECTOR_CACHE_TIMEOUT}
+CACHES["query_vectors"] = {
+    **CACHES["default"],
+    "KEY_PREFIX": "oraculo-qv",
+    "TIMEOUT": QUERY_VECTOR_CACHE_TIMEOUT,
+}
 if CACHES["default"]["BACKEND"].endswith("LocMemCache"):
-    CACHES["query_vectors"].update(LOCATION="oraculo-query-vectors",
-                                   OPTIONS={**CACHES["default"].get("OPTIONS", {}),
-                                            "MAX_ENTRIES": QUERY_VECTOR_CACHE_SIZE})
+    CACHES["query_vectors"].update(
+        LOCATION="oraculo-query-vectors",
+        OPTIONS={**CACHES["default"].get("OPTIONS", {}), "MAX_ENTRIES": QUERY_VECTOR_CACHE_SIZE},
+    )
 
 # Read replicas and pooling (README: "Read replicas and pooling"). Searches, retrieval and the dashboard's lists
 # read a replica; writes, transactions and a request or task run that has written use the primary
@@ -291,8 +304,13 @@ RETRIEVAL_EF_SEARCH = env.int("RETRIEVAL_EF_SEARCH", default=0)
 _database_options = dict(
     conn_max_age=DATABASES["default"]["CONN_MAX_AGE"],
     connect_timeout=DATABASES["default"]["OPTIONS"]["connect_timeout"],
-    pool={"min_size": DATABASE_POOL_MIN_SIZE, "max_size": DATABASE_POOL_MAX_SIZE,
-          "timeout": DATABASE_POOL_TIMEOUT} if DATABASE_POOL else None,
+    pool={
+        "min_size": DATABASE_POOL_MIN_SIZE,
+        "max_size": DATABASE_POOL_MAX_SIZE,
+        "timeout": DATABASE_POOL_TIMEOUT,
+    }
+    if DATABASE_POOL
+    else None,
     disable_server_side_cursors=DATABASE_DISABLE_SERVER_SIDE_CURSORS,
 )
 DATABASES["default"] = connection_settings(url_config=DATABASES["default"], **_database_options)

@@ -1,5 +1,6 @@
 """What no door accepts: text PostgreSQL cannot store (NUL characters, lone surrogates) and JSON nested deeper
 than any request needs. One place, so the API, the admin's question files and the commands refuse the same."""
+
 from __future__ import annotations
 
 MAX_JSON_DEPTH = 32

@@ -3,6 +3,7 @@ demo page's widget key.
 
 Questions can hold personal data, so keeping all writes here keeps one place to audit what is stored.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
@@ -34,35 +35,69 @@ class FeedbackAlreadyGiven(FeedbackError):
 query_feedback_token = selectors.query_feedback_token  # where callers have always found it
 
 
-def query_log_create(*, question: str, app: str | None, source_type: str | None, answer: str,
-                     answer_mode: AnswerMode | str, chunks: Sequence[RetrievedChunk], trimmed: bool,
-                     trim_params: Mapping | None, tokens_before: int, tokens_in_context: int,
-                     latency_ms: Mapping[str, float | None], llm_model: str = "", llm_error: str = "",
-                     answer_truncated: bool = False, widget_key: WidgetKey | None = None,
-                     user: AbstractBaseUser | None = None,
-                     page_url: str = "", question_vector: Sequence[float] | None = None,
-                     previous: OraculoQuery | None = None, retrieval_question: str = "") -> OraculoQuery:
+def query_log_create(
+    *,
+    question: str,
+    app: str | None,
+    source_type: str | None,
+    answer: str,
+    answer_mode: AnswerMode | str,
+    chunks: Sequence[RetrievedChunk],
+    trimmed: bool,
+    trim_params: Mapping | None,
+    tokens_before: int,
+    tokens_in_context: int,
+    latency_ms: Mapping[str, float | None],
+    llm_model: str = "",
+    llm_error: str = "",
+    answer_truncated: bool = False,
+    widget_key: WidgetKey | None = None,
+    user: AbstractBaseUser | None = None,
+    page_url: str = "",
+    question_vector: Sequence[float] | None = None,
+    previous: OraculoQuery | None = None,
+    retrieval_question: str = "",
+) -> OraculoQuery:
     """Log one answered question with what is needed to replay and judge it (and, for the gaps dashboard, its
     best passage's score and its vector)."""
     query = OraculoQuery.objects.create(
-        previous=previous, thread_id=None if previous is None else (previous.thread_id or previous.pk),
+        previous=previous,
+        thread_id=None if previous is None else (previous.thread_id or previous.pk),
         retrieval_question=retrieval_question if retrieval_question != question else "",
         top_score=round(max(c.score for c in chunks), 4) if chunks else None,
-        question=question, app=app or "", source_type=source_type or "", answer=answer,
-        answer_mode=answer_mode, chunk_ids=[c.chunk_id for c in chunks],
-        chunk_scores=[round(c.score, 4) for c in chunks], trimmed=trimmed, trim_params=dict(trim_params or {}),
-        tokens_before=tokens_before, tokens_in_context=tokens_in_context, latency_ms=dict(latency_ms),
-        llm_model=llm_model, llm_error=llm_error, answer_truncated=answer_truncated, widget_key=widget_key,
-        user=user if user is not None and user.is_authenticated else None, page_url=page_url or "",
+        question=question,
+        app=app or "",
+        source_type=source_type or "",
+        answer=answer,
+        answer_mode=answer_mode,
+        chunk_ids=[c.chunk_id for c in chunks],
+        chunk_scores=[round(c.score, 4) for c in chunks],
+        trimmed=trimmed,
+        trim_params=dict(trim_params or {}),
+        tokens_before=tokens_before,
+        tokens_in_context=tokens_in_context,
+        latency_ms=dict(latency_ms),
+        llm_model=llm_model,
+        llm_error=llm_error,
+        answer_truncated=answer_truncated,
+        widget_key=widget_key,
+        user=user if user is not None and user.is_authenticated else None,
+        page_url=page_url or "",
     )
     if question_vector is not None:
         QueryVector.objects.create(query=query, embedding=[float(x) for x in question_vector])
     return query
 
 
-def query_feedback_record(*, query_id: int, token: str, helpful: bool, comment: str = "",
-                          widget_key: WidgetKey | None = None, user: AbstractBaseUser | None = None
-                          ) -> OraculoQuery:
+def query_feedback_record(
+    *,
+    query_id: int,
+    token: str,
+    helpful: bool,
+    comment: str = "",
+    widget_key: WidgetKey | None = None,
+    user: AbstractBaseUser | None = None,
+) -> OraculoQuery:
     """Store whether the answer helped; once, and only with the query's feedback token, from the key or user
     that asked."""
     query = selectors.query_get_owned(query_id=query_id, token=token, widget_key=widget_key, user=user)
@@ -70,7 +105,8 @@ def query_feedback_record(*, query_id: int, token: str, helpful: bool, comment: 
         raise FeedbackQueryNotFound("No query with this id and feedback token.")
     now = timezone.now()
     updated = OraculoQuery.objects.filter(pk=query.pk, feedback_at__isnull=True).update(
-        helpful=helpful, feedback_comment=comment, feedback_at=now)
+        helpful=helpful, feedback_comment=comment, feedback_at=now
+    )
     if not updated:
         raise FeedbackAlreadyGiven("Feedback on this query was already recorded; it is accepted only once.")
     query.helpful, query.feedback_comment, query.feedback_at = helpful, comment, now
@@ -100,7 +136,8 @@ def demo_widget_key_ensure(*, origins: Sequence[str]) -> tuple[WidgetKey, bool]:
         if problem := origin_problem(origin):
             raise InvalidOrigin(problem)
     key, created = WidgetKey.objects.select_for_update().get_or_create(
-        name=DEMO_KEY_NAME, app=settings.DEMO_APP, defaults={"allowed_origins": []})
+        name=DEMO_KEY_NAME, app=settings.DEMO_APP, defaults={"allowed_origins": []}
+    )
     wanted = list(dict.fromkeys([*key.allowed_origins, *(o.rstrip("/") for o in origins)]))
     if created or wanted != key.allowed_origins:
         key.allowed_origins = wanted

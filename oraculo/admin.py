@@ -1,4 +1,5 @@
 """Admin for Oráculo: the question log, read-only (it is evidence), and the widget keys, editable."""
+
 from __future__ import annotations
 
 from django.contrib import admin
@@ -31,20 +32,56 @@ class FeedbackFilter(admin.SimpleListFilter):
 
 
 @admin.register(OraculoQuery)
-class OraculoQueryAdmin(EvalAdminMixin, DashboardAdminMixin, ReplicaReadsAdminMixin, ReadOnlyAdminMixin,
-                        admin.ModelAdmin):
+class OraculoQueryAdmin(
+    EvalAdminMixin, DashboardAdminMixin, ReplicaReadsAdminMixin, ReadOnlyAdminMixin, admin.ModelAdmin
+):
     """Only the API writes queries and only purge_queries deletes them (retention of personal data)."""
 
-    list_display = ["short_question", "app", "answer_mode", "trimmed", "tokens_in_context", "tokens_before",
-                    "total_ms", "llm_model", "helpful", "caller", "created_at"]
+    list_display = [
+        "short_question",
+        "app",
+        "answer_mode",
+        "trimmed",
+        "tokens_in_context",
+        "tokens_before",
+        "total_ms",
+        "llm_model",
+        "helpful",
+        "caller",
+        "created_at",
+    ]
     list_filter = ["app", "answer_mode", "trimmed", FeedbackFilter, "created_at"]
     list_select_related = ["widget_key", "user"]
     search_fields = ["question"]
     date_hierarchy = "created_at"
-    fields = ["question", "retrieval_question", "previous", "thread", "answer", "answer_mode", "app", "source_type", "page_url", "widget_key", "user",
-              "chunk_ids", "chunk_scores", "top_score", "trimmed", "trim_params", "tokens_before", "tokens_in_context",
-              "latency_ms", "llm_model", "llm_error", "answer_truncated", "helpful", "feedback_comment", "feedback_at",
-              "created_at"]
+    fields = [
+        "question",
+        "retrieval_question",
+        "previous",
+        "thread",
+        "answer",
+        "answer_mode",
+        "app",
+        "source_type",
+        "page_url",
+        "widget_key",
+        "user",
+        "chunk_ids",
+        "chunk_scores",
+        "top_score",
+        "trimmed",
+        "trim_params",
+        "tokens_before",
+        "tokens_in_context",
+        "latency_ms",
+        "llm_model",
+        "llm_error",
+        "answer_truncated",
+        "helpful",
+        "feedback_comment",
+        "feedback_at",
+        "created_at",
+    ]
     readonly_fields = fields
 
     def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:

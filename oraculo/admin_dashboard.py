@@ -1,5 +1,6 @@
 """Admin side of the gaps dashboard: a form for the app and the dates, the page, and its CSV. A thin door onto
 oraculo.dashboard; staff who may view the question log may see it."""
+
 from __future__ import annotations
 
 from datetime import date, timedelta
@@ -30,7 +31,7 @@ class DashboardForm(forms.Form):
         today = timezone.now().date()
         end = data.get("end") or today
         start = data.get("start") or end - timedelta(days=DEFAULT_DAYS - 1)
-        if not (EARLIEST <= start and end <= LATEST):
+        if not (start >= EARLIEST and end <= LATEST):
             raise forms.ValidationError(f"Dates between {EARLIEST} and {LATEST}.")
         if start > end:
             raise forms.ValidationError("The start date is after the end date.")
@@ -47,15 +48,22 @@ class DashboardAdminMixin:
 
     def get_urls(self):
         opts = self.model._meta
-        return [path("dashboard/", self.admin_site.admin_view(self.dashboard_view),
-                     name=f"{opts.app_label}_{opts.model_name}_dashboard"), *super().get_urls()]
+        return [
+            path(
+                "dashboard/",
+                self.admin_site.admin_view(self.dashboard_view),
+                name=f"{opts.app_label}_{opts.model_name}_dashboard",
+            ),
+            *super().get_urls(),
+        ]
 
     def changelist_view(self, request: HttpRequest, extra_context=None):
         extra_context = dict(extra_context or {})
         if self.has_view_permission(request):
             opts = self.model._meta
-            extra_context["dashboard_url"] = reverse(f"admin:{opts.app_label}_{opts.model_name}_dashboard",
-                                                     current_app=self.admin_site.name)
+            extra_context["dashboard_url"] = reverse(
+                f"admin:{opts.app_label}_{opts.model_name}_dashboard", current_app=self.admin_site.name
+            )
         return super().changelist_view(request, extra_context=extra_context)
 
     def dashboard_view(self, request: HttpRequest):
@@ -63,30 +71,48 @@ class DashboardAdminMixin:
             raise PermissionDenied
         form = DashboardForm(request.GET)
         if not form.is_valid():
-            return TemplateResponse(request, self.dashboard_template, self._context(request, form, None), status=400)
+            return TemplateResponse(
+                request, self.dashboard_template, self._context(request, form, None), status=400
+            )
         data = form.cleaned_data
         board = dashboard_get(app=data.get("app") or None, start=data["start"], end=data["end"])
         if request.GET.get("format") == "csv":
             response = HttpResponse(dashboard_csv(board), content_type="text/csv; charset=utf-8")
-            response["Content-Disposition"] = (f'attachment; filename="oraculo-dashboard-{board.start}-'
-                                               f'{board.end}.csv"')
+            response["Content-Disposition"] = (
+                f'attachment; filename="oraculo-dashboard-{board.start}-{board.end}.csv"'
+            )
             return response
         return TemplateResponse(request, self.dashboard_template, self._context(request, form, board))
 
     def _context(self, request: HttpRequest, form: DashboardForm, board) -> dict:
         opts = self.model._meta
-        changelist = reverse(f"admin:{opts.app_label}_{opts.model_name}_changelist", current_app=self.admin_site.name)
-        context = {**self.admin_site.each_context(request), "opts": opts, "title": "Questions and gaps",
-                   "form": form, "board": board, "apps": dashboard_apps()}
+        changelist = reverse(
+            f"admin:{opts.app_label}_{opts.model_name}_changelist", current_app=self.admin_site.name
+        )
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": opts,
+            "title": "Questions and gaps",
+            "form": form,
+            "board": board,
+            "apps": dashboard_apps(),
+        }
         if board is not None:
             query = {"app": board.app or "", "start": board.start.isoformat(), "end": board.end.isoformat()}
             context |= {
                 "chart": questions_per_day_svg(days=board.days),
                 "csv_url": "?" + urlencode({**query, "format": "csv"}),
-                "shares": [("LLM", board.llm, board.share(board.llm)),
-                           ("extractive", board.extractive, board.share(board.extractive)),
-                           ("nothing found", board.nothing, board.share(board.nothing))],
-                "top": [(g, f"{changelist}?{urlencode({'id__in': ','.join(map(str, g.ids))})}") for g in board.top],
-                "gaps": [(g, f"{changelist}?{urlencode({'id__in': ','.join(map(str, g.ids))})}") for g in board.gaps],
+                "shares": [
+                    ("LLM", board.llm, board.share(board.llm)),
+                    ("extractive", board.extractive, board.share(board.extractive)),
+                    ("nothing found", board.nothing, board.share(board.nothing)),
+                ],
+                "top": [
+                    (g, f"{changelist}?{urlencode({'id__in': ','.join(map(str, g.ids))})}") for g in board.top
+                ],
+                "gaps": [
+                    (g, f"{changelist}?{urlencode({'id__in': ','.join(map(str, g.ids))})}")
+                    for g in board.gaps
+                ],
             }
         return context

@@ -3,6 +3,7 @@ EvalRun pages (progress while queued/running, then summary, per-question table, 
 
 The admin only creates runs (through oraculo.eval_actions); a worker executes them, never the request.
 """
+
 from __future__ import annotations
 
 import json
@@ -24,7 +25,12 @@ from biblioteca.retrieval import MAX_TOP_K
 from config.admin import ReadOnlyAdminMixin
 from config.replicas import ReplicaReadsAdminMixin
 from oraculo.charts import sweep_curve_svg, tokens_per_question_svg
-from oraculo.eval_actions import TooManyActiveRuns, eval_run_create, eval_run_requeue, eval_runs_requeue_stalled
+from oraculo.eval_actions import (
+    TooManyActiveRuns,
+    eval_run_create,
+    eval_run_requeue,
+    eval_runs_requeue_stalled,
+)
 from oraculo.evaluation import (
     DEFAULT_TOP_K,
     MAX_TRIM_WINDOW,
@@ -35,7 +41,13 @@ from oraculo.evaluation import (
     run_report,
 )
 from oraculo.models import EvalRun, OraculoQuery
-from oraculo.questions import DEFAULT_LAST, LabelledQuestion, QuestionFileError, questions_parse, recent_questions
+from oraculo.questions import (
+    DEFAULT_LAST,
+    LabelledQuestion,
+    QuestionFileError,
+    questions_parse,
+    recent_questions,
+)
 
 MAX_ADMIN_QUESTIONS = 200
 MAX_QUESTIONS_FILE_BYTES = 2 * 1024 * 1024
@@ -46,23 +58,45 @@ VIEW_QUERIES = "oraculo.view_oraculoquery"
 
 class EvalForm(forms.Form):
     top_k = forms.IntegerField(min_value=1, max_value=MAX_TOP_K, initial=DEFAULT_TOP_K)
-    trim_threshold = forms.FloatField(min_value=-1, max_value=1, help_text="Default: RETRIEVAL_TRIM_THRESHOLD.")
-    trim_window = forms.IntegerField(min_value=0, max_value=MAX_TRIM_WINDOW,
-                                     help_text="Default: RETRIEVAL_TRIM_WINDOW.")
-    variants = forms.MultipleChoiceField(choices=[(v, v) for v in VARIANTS], initial=list(VARIANTS),
-                                         widget=forms.CheckboxSelectMultiple)
-    synthesize = forms.BooleanField(required=False, help_text="Also answer with the LLM for each variant (slower).")
+    trim_threshold = forms.FloatField(
+        min_value=-1, max_value=1, help_text="Default: RETRIEVAL_TRIM_THRESHOLD."
+    )
+    trim_window = forms.IntegerField(
+        min_value=0, max_value=MAX_TRIM_WINDOW, help_text="Default: RETRIEVAL_TRIM_WINDOW."
+    )
+    variants = forms.MultipleChoiceField(
+        choices=[(v, v) for v in VARIANTS], initial=list(VARIANTS), widget=forms.CheckboxSelectMultiple
+    )
+    synthesize = forms.BooleanField(
+        required=False, help_text="Also answer with the LLM for each variant (slower)."
+    )
     app = forms.CharField(required=False, help_text="Search only this app's documents.")
     source_type = forms.CharField(required=False, help_text="Search only this source type.")
-    sweep_thresholds = forms.CharField(required=False, label="Sweep thresholds",
-                                       help_text="Calibration sweep: start:stop:step or a,b,c, e.g. 0.70:0.90:0.02.")
+    sweep_thresholds = forms.CharField(
+        required=False,
+        label="Sweep thresholds",
+        help_text="Calibration sweep: start:stop:step or a,b,c, e.g. 0.70:0.90:0.02.",
+    )
     sweep_windows = forms.CharField(required=False, label="Sweep windows", help_text="e.g. 0,1,2.")
-    min_retention = forms.FloatField(required=False, min_value=0, max_value=100, label="Min retention %",
-                                     help_text="Sweep floor for labelled questions (default 99).")
-    min_overlap = forms.FloatField(required=False, min_value=0, max_value=100, label="Min overlap %",
-                                   help_text="Sweep floor on chunk overlap (default 95 without labels).")
-    questions_file = forms.FileField(required=False, help_text="Optional: a gold set instead of the questions "
-                                                               "above (plain text or JSONL with expected_answer).")
+    min_retention = forms.FloatField(
+        required=False,
+        min_value=0,
+        max_value=100,
+        label="Min retention %",
+        help_text="Sweep floor for labelled questions (default 99).",
+    )
+    min_overlap = forms.FloatField(
+        required=False,
+        min_value=0,
+        max_value=100,
+        label="Min overlap %",
+        help_text="Sweep floor on chunk overlap (default 95 without labels).",
+    )
+    questions_file = forms.FileField(
+        required=False,
+        help_text="Optional: a gold set instead of the questions "
+        "above (plain text or JSONL with expected_answer).",
+    )
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -89,15 +123,24 @@ class EvalForm(forms.Form):
 
     def clean(self):
         data = super().clean()
-        sweep = [f"{axis}={data[key].strip()}" for axis, key in (("threshold", "sweep_thresholds"),
-                                                                  ("window", "sweep_windows")) if data.get(key)]
+        sweep = [
+            f"{axis}={data[key].strip()}"
+            for axis, key in (("threshold", "sweep_thresholds"), ("window", "sweep_windows"))
+            if data.get(key)
+        ]
         try:
             data["params"] = eval_params_build(
-                variants=data.get("variants"), top_k=data.get("top_k"), trim_threshold=data.get("trim_threshold"),
-                trim_window=data.get("trim_window"), synthesize=data.get("synthesize", False), app=data.get("app"),
-                source_type=data.get("source_type"), sweep=sweep or None,
+                variants=data.get("variants"),
+                top_k=data.get("top_k"),
+                trim_threshold=data.get("trim_threshold"),
+                trim_window=data.get("trim_window"),
+                synthesize=data.get("synthesize", False),
+                app=data.get("app"),
+                source_type=data.get("source_type"),
+                sweep=sweep or None,
                 min_retention=data.get("min_retention") if sweep else None,
-                min_overlap=data.get("min_overlap") if sweep else None)
+                min_overlap=data.get("min_overlap") if sweep else None,
+            )
         except EvalParamsError as exc:
             raise forms.ValidationError(str(exc)) from exc
         return data
@@ -114,8 +157,14 @@ class EvalAdminMixin:
     def get_urls(self):
         urls = super().get_urls()
         opts = self.model._meta
-        return [path("evaluate/", self.admin_site.admin_view(self.evaluate_view),
-                     name=f"{opts.app_label}_{opts.model_name}_evaluate"), *urls]
+        return [
+            path(
+                "evaluate/",
+                self.admin_site.admin_view(self.evaluate_view),
+                name=f"{opts.app_label}_{opts.model_name}_evaluate",
+            ),
+            *urls,
+        ]
 
     def _evaluate_url(self) -> str:
         opts = self.model._meta
@@ -133,10 +182,15 @@ class EvalAdminMixin:
 
     @admin.action(description="Evaluate selected questions (A/B)")
     def evaluate_selected(self, request: HttpRequest, queryset: QuerySet[OraculoQuery]):
-        ids = list(queryset.order_by("-created_at", "-id").values_list("id", flat=True)[:MAX_ADMIN_QUESTIONS + 1])
+        ids = list(
+            queryset.order_by("-created_at", "-id").values_list("id", flat=True)[: MAX_ADMIN_QUESTIONS + 1]
+        )
         if len(ids) > MAX_ADMIN_QUESTIONS:
-            self.message_user(request, f"Only the {MAX_ADMIN_QUESTIONS} most recent selected questions are "
-                                       "evaluated.", messages.WARNING)
+            self.message_user(
+                request,
+                f"Only the {MAX_ADMIN_QUESTIONS} most recent selected questions are evaluated.",
+                messages.WARNING,
+            )
             ids = ids[:MAX_ADMIN_QUESTIONS]
         return HttpResponseRedirect(f"{self._evaluate_url()}?{urlencode({'ids': ','.join(map(str, ids))})}")
 
@@ -157,8 +211,11 @@ class EvalAdminMixin:
             except ValueError:
                 return [], "no valid question ids"
             searched = Coalesce(NullIf("retrieval_question", Value("", output_field=TextField())), "question")
-            texts = (OraculoQuery.objects.filter(pk__in=ids).order_by("-created_at", "-id")  # follow-ups as searched
-                     .values_list(searched, flat=True))
+            texts = (
+                OraculoQuery.objects.filter(pk__in=ids)
+                .order_by("-created_at", "-id")  # follow-ups as searched
+                .values_list(searched, flat=True)
+            )
             return _distinct(list(texts)), "the selected questions"
         try:
             last = min(max(int(source.get("last") or DEFAULT_LAST), 1), MAX_ADMIN_QUESTIONS)
@@ -166,7 +223,8 @@ class EvalAdminMixin:
             last = DEFAULT_LAST
         app = source.get("qapp" if request.method == "POST" else "app") or None
         return recent_questions(last=last, app=app), f"the last {last} distinct questions" + (
-            f" of app {app}" if app else "")
+            f" of app {app}" if app else ""
+        )
 
     @staticmethod
     def _hidden(request: HttpRequest) -> dict[str, str]:
@@ -188,16 +246,25 @@ class EvalAdminMixin:
                     form.add_error(None, "No questions to evaluate: select some, or upload a questions file.")
                 else:
                     try:
-                        run = eval_run_create(questions=questions, params=form.cleaned_data["params"],
-                                              created_by=request.user)
+                        run = eval_run_create(
+                            questions=questions, params=form.cleaned_data["params"], created_by=request.user
+                        )
                     except TooManyActiveRuns as exc:
                         form.add_error(None, str(exc))
                     else:
-                        self.message_user(request, f"Evaluation #{run.pk} of {len(questions)} question(s) is "
-                                                   "queued; a worker (manage.py db_worker) runs it.",
-                                          messages.SUCCESS)
-                        return HttpResponseRedirect(reverse("admin:oraculo_evalrun_change", args=[run.pk],
-                                                            current_app=self.admin_site.name))
+                        self.message_user(
+                            request,
+                            f"Evaluation #{run.pk} of {len(questions)} question(s) is "
+                            "queued; a worker (manage.py db_worker) runs it.",
+                            messages.SUCCESS,
+                        )
+                        return HttpResponseRedirect(
+                            reverse(
+                                "admin:oraculo_evalrun_change",
+                                args=[run.pk],
+                                current_app=self.admin_site.name,
+                            )
+                        )
         else:
             form = EvalForm(initial={"app": request.GET.get("app", "")})
         context = {
@@ -217,17 +284,33 @@ def _result_rows(report: dict, variants: list[str]) -> list[dict]:
     for position, result in enumerate(report["results"], start=1):
         v = result.get("variants") or {}
         base, trim = v.get("baseline") or {}, v.get("trim") or {}
-        rows.append({"position": position, "question": result["question"],
-                     "expected_answer": result.get("expected_answer", ""), "pending": not v,
-                     "baseline": base, "trim": trim, "similarity": result.get("answer_similarity"),
-                     "error": result.get("error", "")})
+        rows.append(
+            {
+                "position": position,
+                "question": result["question"],
+                "expected_answer": result.get("expected_answer", ""),
+                "pending": not v,
+                "baseline": base,
+                "trim": trim,
+                "similarity": result.get("answer_similarity"),
+                "error": result.get("error", ""),
+            }
+        )
     return rows
 
 
 @admin.register(EvalRun)
 class EvalRunAdmin(ReplicaReadsAdminMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
-    list_display = ["__str__", "status", "progress_display", "kind", "reduction", "retention", "created_by",
-                    "created_at"]
+    list_display = [
+        "__str__",
+        "status",
+        "progress_display",
+        "kind",
+        "reduction",
+        "retention",
+        "created_by",
+        "created_at",
+    ]
     list_filter = ["status"]
     list_select_related = ["created_by"]
     actions = ["queue_again"]
@@ -276,9 +359,16 @@ class EvalRunAdmin(ReplicaReadsAdminMixin, ReadOnlyAdminMixin, admin.ModelAdmin)
         opts = self.model._meta
         prefix = f"{opts.app_label}_{opts.model_name}"
         return [
-            path("<path:object_id>/report.json", self.admin_site.admin_view(self.download_json),
-                 name=f"{prefix}_json"),
-            path("<path:object_id>/report.csv", self.admin_site.admin_view(self.download_csv), name=f"{prefix}_csv"),
+            path(
+                "<path:object_id>/report.json",
+                self.admin_site.admin_view(self.download_json),
+                name=f"{prefix}_json",
+            ),
+            path(
+                "<path:object_id>/report.csv",
+                self.admin_site.admin_view(self.download_csv),
+                name=f"{prefix}_csv",
+            ),
             *super().get_urls(),
         ]
 
@@ -296,8 +386,10 @@ class EvalRunAdmin(ReplicaReadsAdminMixin, ReadOnlyAdminMixin, admin.ModelAdmin)
 
     def download_json(self, request: HttpRequest, object_id: str) -> HttpResponse:
         run = self._run(request, object_id)
-        body = {"run": {"id": run.pk, "status": run.status, "params": run.params, "error": run.error},
-                **run_report(run=run)}
+        body = {
+            "run": {"id": run.pk, "status": run.status, "params": run.params, "error": run.error},
+            **run_report(run=run),
+        }
         response = JsonResponse(body, json_dumps_params={"ensure_ascii": False, "indent": 2})
         response["Content-Disposition"] = f'attachment; filename="evaluation-{run.pk}.json"'
         return response
@@ -330,10 +422,13 @@ class EvalRunAdmin(ReplicaReadsAdminMixin, ReadOnlyAdminMixin, admin.ModelAdmin)
             "synthesized": bool(params.get("synthesize")),
             "summary": report["summary"],
             "summary_items": list(report["summary"].items()),
-            "refresh_seconds": self.refresh_seconds if run.status in (EvalRun.Status.QUEUED,
-                                                                       EvalRun.Status.RUNNING) else None,
+            "refresh_seconds": self.refresh_seconds
+            if run.status in (EvalRun.Status.QUEUED, EvalRun.Status.RUNNING)
+            else None,
             "percent": round(100 * run.progress / run.total) if run.total else 0,
-            "json_url": reverse("admin:oraculo_evalrun_json", args=[run.pk], current_app=self.admin_site.name),
+            "json_url": reverse(
+                "admin:oraculo_evalrun_json", args=[run.pk], current_app=self.admin_site.name
+            ),
             "csv_url": reverse("admin:oraculo_evalrun_csv", args=[run.pk], current_app=self.admin_site.name),
             "has_delete_permission": self.has_delete_permission(request, run),
         }
@@ -341,7 +436,8 @@ class EvalRunAdmin(ReplicaReadsAdminMixin, ReadOnlyAdminMixin, admin.ModelAdmin)
             context["tokens_chart"] = tokens_per_question_svg(
                 labels=[r["question"] for r in done_rows],
                 baseline=[r["baseline"].get("tokens", r["trim"].get("tokens_before")) for r in done_rows],
-                trim=[r["trim"].get("tokens") for r in done_rows])
+                trim=[r["trim"].get("tokens") for r in done_rows],
+            )
         sweep = report.get("sweep")
         if sweep and sweep.get("rows"):
             floor = sweep.get("floor") or {}
@@ -349,7 +445,10 @@ class EvalRunAdmin(ReplicaReadsAdminMixin, ReadOnlyAdminMixin, admin.ModelAdmin)
             context["sweep"] = sweep
             context["sweep_floor"] = floor.get("min_retention") if by_retention else floor.get("min_overlap")
             context["sweep_chart"] = sweep_curve_svg(
-                rows=sweep["rows"], quality_key=sweep.get("quality", "avg_overlap_vs_baseline"),
-                recommended=sweep.get("recommended"), floor=context["sweep_floor"])
+                rows=sweep["rows"],
+                quality_key=sweep.get("quality", "avg_overlap_vs_baseline"),
+                recommended=sweep.get("recommended"),
+                floor=context["sweep_floor"],
+            )
         context.update(extra_context or {})
         return TemplateResponse(request, self.detail_template, context)

@@ -3,6 +3,7 @@
 Any LLM failure degrades to an extractive answer (the best passages, cited), so a question always gets
 the documentation's own words rather than an error.
 """
+
 from __future__ import annotations
 
 import re
@@ -14,22 +15,28 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 
 from biblioteca.retrieval import RetrievalResult, RetrievedChunk, retrieve
+from config.api import ServiceError
 from oraculo import actions
 from oraculo.llm import LLMError, llm_configured, rewrite_question, stream_answer, synthesize_answer
-from config.api import ServiceError
 from oraculo.models import AnswerMode, OraculoQuery, WidgetKey
-from oraculo.selectors import query_get_owned, thread_turns
 from oraculo.rendering import render_extractive, render_markdown
+from oraculo.selectors import query_get_owned, thread_turns
 
 EXTRACTIVE_PASSAGES = 3
 NOT_FOUND = {
     "en": "The documentation has no passage about this question.",
     "es": "La documentación no tiene ningún pasaje sobre esta pregunta.",
 }
-_SPANISH = re.compile(r"[¿¡ñáéíóú]|\b(?:qué|como|cómo|cuál|cuándo|dónde|puedo|mi|mis|el|la|los|las|una|para|"
-                      r"con|del|es|está|hay|se|por|mucho|cuesta|cuenta)\b", re.IGNORECASE)
-_ENGLISH = re.compile(r"\b(?:what|how|which|when|where|can|my|the|a|an|for|with|of|is|are|do|does|i|to|"
-                      r"much|cost|account)\b", re.IGNORECASE)
+_SPANISH = re.compile(
+    r"[¿¡ñáéíóú]|\b(?:qué|como|cómo|cuál|cuándo|dónde|puedo|mi|mis|el|la|los|las|una|para|"
+    r"con|del|es|está|hay|se|por|mucho|cuesta|cuenta)\b",
+    re.IGNORECASE,
+)
+_ENGLISH = re.compile(
+    r"\b(?:what|how|which|when|where|can|my|the|a|an|for|with|of|is|are|do|does|i|to|"
+    r"much|cost|account)\b",
+    re.IGNORECASE,
+)
 
 
 class AppNotAllowed(Exception):
@@ -87,8 +94,10 @@ def extractive_answer(*, question: str, chunks: Sequence[RetrievedChunk]) -> str
     """The top passages verbatim, numbered like the sources they come from."""
     if not chunks:
         return NOT_FOUND[question_language(question)]
-    return "\n\n".join(f"[{n}] {source_label(chunk)}\n{chunk.text.strip()}"
-                       for n, chunk in enumerate(chunks[:EXTRACTIVE_PASSAGES], start=1))
+    return "\n\n".join(
+        f"[{n}] {source_label(chunk)}\n{chunk.text.strip()}"
+        for n, chunk in enumerate(chunks[:EXTRACTIVE_PASSAGES], start=1)
+    )
 
 
 def answer_html(*, question: str, answer: str, mode: str, chunks: Sequence[RetrievedChunk]) -> str:
@@ -96,7 +105,9 @@ def answer_html(*, question: str, answer: str, mode: str, chunks: Sequence[Retri
     if mode == AnswerMode.LLM or not chunks:
         return render_markdown(text=answer)
     shown = chunks[:EXTRACTIVE_PASSAGES]
-    return render_extractive(labels=[source_label(c) for c in shown], passages=[c.text.strip() for c in shown])
+    return render_extractive(
+        labels=[source_label(c) for c in shown], passages=[c.text.strip() for c in shown]
+    )
 
 
 def resolve_app(*, app: str | None, widget_key: WidgetKey | None) -> str | None:
@@ -105,8 +116,9 @@ def resolve_app(*, app: str | None, widget_key: WidgetKey | None) -> str | None:
     if not widget_key.app:
         raise AppNotAllowed("This widget key has no app, so it answers nothing; give it one in the admin.")
     if app and app != widget_key.app:
-        raise AppNotAllowed(f"This widget key answers questions about app '{widget_key.app}' only, "
-                            f"not '{app}'.")
+        raise AppNotAllowed(
+            f"This widget key answers questions about app '{widget_key.app}' only, not '{app}'."
+        )
     return widget_key.app
 
 
@@ -136,10 +148,17 @@ class PreparedAsk:
         return [render_markdown(text=c.text) for c in self.chunks]
 
 
-def ask_prepare(question: str, *, app: str | None = None, source_type: str | None = None,
-                widget_key: WidgetKey | None = None, user: AbstractBaseUser | None = None,
-                page_url: str = "", previous_query_id: int | None = None,
-                previous_token: str = "") -> PreparedAsk:
+def ask_prepare(
+    question: str,
+    *,
+    app: str | None = None,
+    source_type: str | None = None,
+    widget_key: WidgetKey | None = None,
+    user: AbstractBaseUser | None = None,
+    page_url: str = "",
+    previous_query_id: int | None = None,
+    previous_token: str = "",
+) -> PreparedAsk:
     """Check the app (and, for a follow-up, that the caller asked the previous question), then retrieve the
     passages for `question`, rewritten with its thread's context when it follows another."""
     started = time.perf_counter()
@@ -147,50 +166,113 @@ def ask_prepare(question: str, *, app: str | None = None, source_type: str | Non
     app = resolve_app(app=app, widget_key=widget_key)
     previous, history, searched = None, [], question
     if previous_query_id is not None:
-        previous = query_get_owned(query_id=previous_query_id, token=previous_token, widget_key=widget_key,
-                                   user=user)
+        previous = query_get_owned(
+            query_id=previous_query_id, token=previous_token, widget_key=widget_key, user=user
+        )
         if previous is None:
             raise ThreadNotFound("No previous query with this id and feedback token.")
         turns = thread_turns(previous=previous, turns=settings.THREAD_MAX_TURNS)
         history = [(t.question, t.answer[:THREAD_ANSWER_CHARS]) for t in turns]
         searched = contextual_question(question=question, previous=previous, history=history)
     retrieval = retrieve(searched, trim=None, filters={"app": app, "source_type": source_type or None})
-    return PreparedAsk(question=question, app=app, source_type=source_type, widget_key=widget_key, user=user,
-                       page_url=page_url, retrieval=retrieval, started=started, history=history,
-                       previous=previous, retrieval_question=searched)
+    return PreparedAsk(
+        question=question,
+        app=app,
+        source_type=source_type,
+        widget_key=widget_key,
+        user=user,
+        page_url=page_url,
+        retrieval=retrieval,
+        started=started,
+        history=history,
+        previous=previous,
+        retrieval_question=searched,
+    )
 
 
-def _answered(prepared: PreparedAsk, *, answer: str, mode: AnswerMode, model: str, error: str,
-              llm_ms: float | None, truncated: bool) -> AskResult:
+def _answered(
+    prepared: PreparedAsk,
+    *,
+    answer: str,
+    mode: AnswerMode,
+    model: str,
+    error: str,
+    llm_ms: float | None,
+    truncated: bool,
+) -> AskResult:
     """Fall back to the extractive answer when there is no LLM answer, log the question, and return it all."""
     chunks, retrieval = prepared.chunks, prepared.retrieval
     if mode == AnswerMode.EXTRACTIVE:
         answer = extractive_answer(question=prepared.question, chunks=chunks)
     timings = retrieval.timings_ms
-    latency = {"embedding": timings.get("embedding"), "search": timings.get("search"), "trim": timings.get("trim"),
-               "llm": llm_ms, "total": round((time.perf_counter() - prepared.started) * 1000, 3)}
+    latency = {
+        "embedding": timings.get("embedding"),
+        "search": timings.get("search"),
+        "trim": timings.get("trim"),
+        "llm": llm_ms,
+        "total": round((time.perf_counter() - prepared.started) * 1000, 3),
+    }
     query = actions.query_log_create(
-        question=prepared.question, app=prepared.app, source_type=prepared.source_type, answer=answer,
-        answer_mode=mode, chunks=chunks, trimmed=retrieval.trimmed, trim_params=retrieval.trim_params,
-        tokens_before=retrieval.tokens_before, tokens_in_context=retrieval.tokens_in_context, latency_ms=latency,
-        llm_model=model, llm_error=error, answer_truncated=truncated, widget_key=prepared.widget_key,
-        user=prepared.user, page_url=prepared.page_url, question_vector=retrieval.query_vector,
-        previous=prepared.previous, retrieval_question=prepared.retrieval_question,
+        question=prepared.question,
+        app=prepared.app,
+        source_type=prepared.source_type,
+        answer=answer,
+        answer_mode=mode,
+        chunks=chunks,
+        trimmed=retrieval.trimmed,
+        trim_params=retrieval.trim_params,
+        tokens_before=retrieval.tokens_before,
+        tokens_in_context=retrieval.tokens_in_context,
+        latency_ms=latency,
+        llm_model=model,
+        llm_error=error,
+        answer_truncated=truncated,
+        widget_key=prepared.widget_key,
+        user=prepared.user,
+        page_url=prepared.page_url,
+        question_vector=retrieval.query_vector,
+        previous=prepared.previous,
+        retrieval_question=prepared.retrieval_question,
     )
-    return AskResult(query_id=query.pk, feedback_token=actions.query_feedback_token(query_id=query.pk),
-                     answer=answer, answer_mode=mode.value, sources=list(chunks),
-                     answer_html=answer_html(question=prepared.question, answer=answer, mode=mode, chunks=chunks),
-                     sources_html=prepared.sources_html,
-                     trimmed=retrieval.trimmed, tokens_in_context=retrieval.tokens_in_context,
-                     tokens_before=retrieval.tokens_before, latency_ms=latency, llm_model=model, llm_error=error)
+    return AskResult(
+        query_id=query.pk,
+        feedback_token=actions.query_feedback_token(query_id=query.pk),
+        answer=answer,
+        answer_mode=mode.value,
+        sources=list(chunks),
+        answer_html=answer_html(question=prepared.question, answer=answer, mode=mode, chunks=chunks),
+        sources_html=prepared.sources_html,
+        trimmed=retrieval.trimmed,
+        tokens_in_context=retrieval.tokens_in_context,
+        tokens_before=retrieval.tokens_before,
+        latency_ms=latency,
+        llm_model=model,
+        llm_error=error,
+    )
 
 
-def ask(question: str, *, app: str | None = None, source_type: str | None = None,
-        widget_key: WidgetKey | None = None, user: AbstractBaseUser | None = None, page_url: str = "",
-        previous_query_id: int | None = None, previous_token: str = "") -> AskResult:
+def ask(
+    question: str,
+    *,
+    app: str | None = None,
+    source_type: str | None = None,
+    widget_key: WidgetKey | None = None,
+    user: AbstractBaseUser | None = None,
+    page_url: str = "",
+    previous_query_id: int | None = None,
+    previous_token: str = "",
+) -> AskResult:
     """Answer `question` from the library (scoped to the key's app) and log it as an OraculoQuery."""
-    prepared = ask_prepare(question, app=app, source_type=source_type, widget_key=widget_key, user=user,
-                           page_url=page_url, previous_query_id=previous_query_id, previous_token=previous_token)
+    prepared = ask_prepare(
+        question,
+        app=app,
+        source_type=source_type,
+        widget_key=widget_key,
+        user=user,
+        page_url=page_url,
+        previous_query_id=previous_query_id,
+        previous_token=previous_token,
+    )
     return ask_answer(prepared=prepared)
 
 
@@ -200,15 +282,22 @@ def ask_answer(*, prepared: PreparedAsk) -> AskResult:
     if prepared.chunks and llm_configured():
         t = time.perf_counter()
         try:
-            synthesis = synthesize_answer(question=prepared.question, chunks=prepared.chunks,
-                                          history=prepared.history)
+            synthesis = synthesize_answer(
+                question=prepared.question, chunks=prepared.chunks, history=prepared.history
+            )
         except LLMError as exc:
             error, model = str(exc), settings.LLM_MODEL
         else:
-            answer, mode, model, truncated = synthesis.text, AnswerMode.LLM, synthesis.model, synthesis.truncated
+            answer, mode, model, truncated = (
+                synthesis.text,
+                AnswerMode.LLM,
+                synthesis.model,
+                synthesis.truncated,
+            )
         llm_ms = round((time.perf_counter() - t) * 1000, 3)
-    return _answered(prepared, answer=answer, mode=mode, model=model, error=error, llm_ms=llm_ms,
-                     truncated=truncated)
+    return _answered(
+        prepared, answer=answer, mode=mode, model=model, error=error, llm_ms=llm_ms, truncated=truncated
+    )
 
 
 @dataclass(frozen=True)
@@ -229,8 +318,9 @@ def ask_stream(*, prepared: PreparedAsk) -> Iterator[StreamEvent]:
     if prepared.chunks and llm_configured():
         t, parts = time.perf_counter(), []
         try:
-            for text in stream_answer(question=prepared.question, chunks=prepared.chunks,
-                                      history=prepared.history):
+            for text in stream_answer(
+                question=prepared.question, chunks=prepared.chunks, history=prepared.history
+            ):
                 parts.append(text)
                 yield StreamEvent("delta", text=text)
         except LLMError as exc:
@@ -239,8 +329,9 @@ def ask_stream(*, prepared: PreparedAsk) -> Iterator[StreamEvent]:
             answer, mode, model = "".join(parts).strip(), AnswerMode.LLM, settings.LLM_MODEL
             truncated = answer.endswith(" [...]") and len(answer) > settings.LLM_MAX_ANSWER_CHARS
         llm_ms = round((time.perf_counter() - t) * 1000, 3)
-    result = _answered(prepared, answer=answer, mode=mode, model=model, error=error, llm_ms=llm_ms,
-                       truncated=truncated)
+    result = _answered(
+        prepared, answer=answer, mode=mode, model=model, error=error, llm_ms=llm_ms, truncated=truncated
+    )
     if mode == AnswerMode.EXTRACTIVE and not error:
         yield StreamEvent("delta", text=result.answer)
     yield StreamEvent("done", result=result)

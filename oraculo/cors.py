@@ -3,6 +3,7 @@
 A preflight carries no X-Widget-Key, so it is allowed when any active key lists the origin; a request
 that names its key gets CORS headers only for that key's origins (the view also refuses other origins).
 """
+
 from __future__ import annotations
 
 import logging
@@ -18,6 +19,8 @@ from oraculo.api.authentication import HEADER
 from oraculo.selectors import origin_allowed_by_any_key, widget_key_get_active
 
 logger = logging.getLogger(__name__)
+
+
 @receiver(check_request_enabled, dispatch_uid="oraculo.cors.widget_key_origins")
 def widget_key_origins(sender, request: HttpRequest, **kwargs) -> bool:
     if not re.match(conf.CORS_URLS_REGEX, request.path_info):

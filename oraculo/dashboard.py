@@ -5,13 +5,13 @@ whatever the log's size (the day series, the top question texts, the gap texts, 
 of near-duplicates runs in Python on at most a few hundred representatives, one stored query vector per
 distinct text, so the page stays fast at 100,000 logged questions.
 """
+
 from __future__ import annotations
 
 import csv
 import io
 from dataclasses import dataclass, field
-from datetime import date, datetime, time, timedelta
-from datetime import timezone as dt_timezone
+from datetime import UTC, date, datetime, time, timedelta
 
 import numpy as np
 from django.conf import settings
@@ -21,7 +21,7 @@ from oraculo.evaluation import spreadsheet_safe
 from oraculo.models import OraculoQuery
 
 TEXT_GROUPS = 200  # distinct question texts considered per list, before near-duplicates are merged
-LINKED_IDS = 100   # log rows linked per group (the count is the full count)
+LINKED_IDS = 100  # log rows linked per group (the count is the full count)
 
 
 @dataclass
@@ -72,8 +72,10 @@ class Dashboard:
 
 def _bounds(start: date, end: date) -> tuple[datetime, datetime]:
     """UTC days, end included."""
-    return (datetime.combine(start, time.min, tzinfo=dt_timezone.utc),
-            datetime.combine(end + timedelta(days=1), time.min, tzinfo=dt_timezone.utc))
+    return (
+        datetime.combine(start, time.min, tzinfo=UTC),
+        datetime.combine(end + timedelta(days=1), time.min, tzinfo=UTC),
+    )
 
 
 def _where(app: str | None, start: date, end: date) -> tuple[str, list]:
@@ -106,8 +108,9 @@ GROUP BY lower(btrim(question)) ORDER BY count(*) DESC, lower(btrim(question)) L
 GAP_FILTER = " AND (top_score IS NULL OR top_score < %s OR helpful = false)"
 
 
-def _groups(rows: list[tuple], vectors: dict[int, np.ndarray], *, similarity: float, limit: int
-            ) -> list[QuestionGroup]:
+def _groups(
+    rows: list[tuple], vectors: dict[int, np.ndarray], *, similarity: float, limit: int
+) -> list[QuestionGroup]:
     """Merge texts whose stored query vectors are at least `similarity` apart in cosine, most asked first."""
     groups: list[QuestionGroup] = []
     anchors: list[np.ndarray | None] = []
@@ -137,8 +140,9 @@ def _groups(rows: list[tuple], vectors: dict[int, np.ndarray], *, similarity: fl
 def _vectors(cursor, ids: set[int]) -> dict[int, np.ndarray]:
     if not ids:
         return {}
-    cursor.execute("SELECT query_id, embedding::text FROM oraculo_query_vectors WHERE query_id = ANY(%s)",
-                   [sorted(ids)])
+    cursor.execute(
+        "SELECT query_id, embedding::text FROM oraculo_query_vectors WHERE query_id = ANY(%s)", [sorted(ids)]
+    )
     out = {}
     for pk, text in cursor.fetchall():
         vector = np.array([float(x) for x in text.strip("[]").split(",")], dtype=np.float32)
@@ -161,8 +165,10 @@ def dashboard_get(*, app: str | None, start: date, end: date, limit: int = 20) -
         groups_sql = GROUPS_SQL.format(linked=LINKED_IDS, limit=TEXT_GROUPS, where=where)
         cursor.execute(groups_sql, [gap_score, *params])
         top_rows = cursor.fetchall()
-        cursor.execute(GROUPS_SQL.format(linked=LINKED_IDS, limit=TEXT_GROUPS, where=where + GAP_FILTER),
-                       [gap_score, *params, gap_score])
+        cursor.execute(
+            GROUPS_SQL.format(linked=LINKED_IDS, limit=TEXT_GROUPS, where=where + GAP_FILTER),
+            [gap_score, *params, gap_score],
+        )
         gap_rows = cursor.fetchall()
         vectors = _vectors(cursor, {r[3] for r in top_rows + gap_rows if r[3] is not None})
     by_day = {r[0]: r for r in rows}
@@ -172,9 +178,17 @@ def dashboard_get(*, app: str | None, start: date, end: date, limit: int = 20) -
         days.append(Day(day, *(r[1:5] if r else ())))
         day += timedelta(days=1)
     return Dashboard(
-        app=app, start=start, end=end, days=days, total=sum(r[1] for r in rows), llm=sum(r[2] for r in rows),
-        extractive=sum(r[3] for r in rows), nothing=sum(r[4] for r in rows), rated=sum(r[5] for r in rows),
-        helpful=sum(r[6] for r in rows), gap_score=gap_score,
+        app=app,
+        start=start,
+        end=end,
+        days=days,
+        total=sum(r[1] for r in rows),
+        llm=sum(r[2] for r in rows),
+        extractive=sum(r[3] for r in rows),
+        nothing=sum(r[4] for r in rows),
+        rated=sum(r[5] for r in rows),
+        helpful=sum(r[6] for r in rows),
+        gap_score=gap_score,
         top=_groups(top_rows, vectors, similarity=similarity, limit=limit),
         gaps=_groups(gap_rows, vectors, similarity=similarity, limit=limit),
     )
@@ -196,13 +210,35 @@ def dashboard_csv(dashboard: Dashboard) -> str:
     def row(*cells) -> None:
         writer.writerow([spreadsheet_safe(c) for c in cells])
 
-    row("section", "day_or_question", "count", "llm", "extractive", "nothing_found", "low_score", "unhelpful",
-        "best_score", "variants", "log_ids")
+    row(
+        "section",
+        "day_or_question",
+        "count",
+        "llm",
+        "extractive",
+        "nothing_found",
+        "low_score",
+        "unhelpful",
+        "best_score",
+        "variants",
+        "log_ids",
+    )
     for d in dashboard.days:
         row("day", d.day.isoformat(), d.total, d.llm, d.extractive, d.nothing, "", "", "", "", "")
     for section, groups in (("top", dashboard.top), ("gap", dashboard.gaps)):
         for g in groups:
             variants = " | ".join(f"{q} ({n})" for q, n in g.variants)
-            row(section, g.question, g.count, "", "", "", g.low_score, g.unhelpful,
-                "" if g.best_score is None else round(g.best_score, 4), variants, " ".join(map(str, g.ids)))
+            row(
+                section,
+                g.question,
+                g.count,
+                "",
+                "",
+                "",
+                g.low_score,
+                g.unhelpful,
+                "" if g.best_score is None else round(g.best_score, 4),
+                variants,
+                " ".join(map(str, g.ids)),
+            )
     return out.getvalue()

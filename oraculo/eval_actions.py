@@ -1,4 +1,5 @@
 """Every write to EvalRun and EvalResult: creating a run (and enqueuing it), executing it, saving a finished one."""
+
 from __future__ import annotations
 
 import logging
@@ -34,8 +35,9 @@ class TooManyActiveRuns(ServiceError):
     retry_after = 60
 
 
-def eval_run_create(*, questions: Sequence[LabelledQuestion], params: EvalParams,
-                    created_by: AbstractBaseUser | None = None) -> EvalRun:
+def eval_run_create(
+    *, questions: Sequence[LabelledQuestion], params: EvalParams, created_by: AbstractBaseUser | None = None
+) -> EvalRun:
     """A queued run with one pending row per question, enqueued in the same transaction: it never runs inside
     the request, and a worker never sees a half-created run."""
     from oraculo.tasks import eval_run_task
@@ -52,7 +54,8 @@ def eval_run_create(*, questions: Sequence[LabelledQuestion], params: EvalParams
             if active >= settings.EVAL_MAX_ACTIVE_RUNS_PER_USER:
                 raise TooManyActiveRuns(
                     f"You already have {active} evaluation run(s) queued or running (at most "
-                    f"{settings.EVAL_MAX_ACTIVE_RUNS_PER_USER}); wait until one finishes.")
+                    f"{settings.EVAL_MAX_ACTIVE_RUNS_PER_USER}); wait until one finishes."
+                )
         run = EvalRun.objects.create(params=params.as_dict(), total=len(questions), created_by=user)
         EvalResult.objects.bulk_create(
             EvalResult(run=run, position=i, question=q.question, expected_answer=q.expected_answer)
@@ -74,7 +77,12 @@ def _claim(*, run_id: int) -> int | None:
             return None
         now = timezone.now()
         run.status, run.started_at, run.heartbeat_at, run.progress, run.error = (
-            EvalRun.Status.RUNNING, now, now, 0, "")
+            EvalRun.Status.RUNNING,
+            now,
+            now,
+            0,
+            "",
+        )
         run.attempt += 1
         run.save(update_fields=["status", "started_at", "heartbeat_at", "progress", "error", "attempt"])
         _watch_later(run_id=run.pk, attempt=run.attempt, after=now)
@@ -92,8 +100,11 @@ def eval_run_watch(*, run_id: int, attempt: int) -> None:
     """The watchdog of one attempt: if that attempt still runs but its worker went silent (killed, say), the run
     is queued again, without anyone asking; while it shows signs of life, look again later."""
     with transaction.atomic():
-        run = EvalRun.objects.select_for_update().filter(pk=run_id, attempt=attempt,
-                                                         status=EvalRun.Status.RUNNING).first()
+        run = (
+            EvalRun.objects.select_for_update()
+            .filter(pk=run_id, attempt=attempt, status=EvalRun.Status.RUNNING)
+            .first()
+        )
         if run is None:
             return  # finished, failed, or already queued again: a new attempt has its own watchdog
         if _is_stalled(run, _stalled_after()):
@@ -122,24 +133,37 @@ def eval_run_execute(*, run_id: int) -> None:
                 raise Superseded
             if result is not None:
                 EvalResult.objects.filter(pk=rows[done - 1].pk).update(
-                    variants=result["variants"], answer_similarity=result.get("answer_similarity"),
-                    error=result.get("error", ""))
+                    variants=result["variants"],
+                    answer_similarity=result.get("answer_similarity"),
+                    error=result.get("error", ""),
+                )
             mine.update(progress=done, heartbeat_at=timezone.now())
 
     try:
         params = EvalParams.from_dict(EvalRun.objects.values_list("params", flat=True).get(pk=run_id))
-        report = evaluation_run(questions=[LabelledQuestion(r.question, r.expected_answer) for r in rows],
-                                params=params, on_progress=on_progress)
+        report = evaluation_run(
+            questions=[LabelledQuestion(r.question, r.expected_answer) for r in rows],
+            params=params,
+            on_progress=on_progress,
+        )
     except Superseded:
-        logger.warning("evaluation run %s was queued again while attempt %s ran; this attempt stops",
-                       run_id, attempt)
+        logger.warning(
+            "evaluation run %s was queued again while attempt %s ran; this attempt stops", run_id, attempt
+        )
         return
     except Exception as exc:
         logger.exception("evaluation run %s failed", run_id)
-        mine.update(status=EvalRun.Status.FAILED, finished_at=timezone.now(), error=f"{type(exc).__name__}: {exc}")
+        mine.update(
+            status=EvalRun.Status.FAILED, finished_at=timezone.now(), error=f"{type(exc).__name__}: {exc}"
+        )
         return
-    mine.update(status=EvalRun.Status.DONE, finished_at=timezone.now(), progress=len(rows), summary=report.summary,
-                sweep=report.sweep.as_dict() if report.sweep else {})
+    mine.update(
+        status=EvalRun.Status.DONE,
+        finished_at=timezone.now(),
+        progress=len(rows),
+        summary=report.summary,
+        sweep=report.sweep.as_dict() if report.sweep else {},
+    )
 
 
 def _stalled_after() -> timedelta:
@@ -147,8 +171,10 @@ def _stalled_after() -> timedelta:
 
 
 def _is_stalled(run: EvalRun, stalled_after: timedelta) -> bool:
-    return (run.status == EvalRun.Status.RUNNING
-            and (run.heartbeat_at or run.started_at or run.created_at) < timezone.now() - stalled_after)
+    return (
+        run.status == EvalRun.Status.RUNNING
+        and (run.heartbeat_at or run.started_at or run.created_at) < timezone.now() - stalled_after
+    )
 
 
 def _requeue_locked(run: EvalRun) -> None:
@@ -158,7 +184,9 @@ def _requeue_locked(run: EvalRun) -> None:
     run.status, run.progress, run.error = EvalRun.Status.QUEUED, 0, ""
     run.started_at = run.heartbeat_at = run.finished_at = None
     run.attempt += 1
-    run.save(update_fields=["status", "progress", "error", "started_at", "heartbeat_at", "finished_at", "attempt"])
+    run.save(
+        update_fields=["status", "progress", "error", "started_at", "heartbeat_at", "finished_at", "attempt"]
+    )
     run.results.update(variants={}, answer_similarity=None, error="")
     eval_run_task.enqueue(run_id=run.pk)
 
@@ -170,8 +198,10 @@ def eval_run_requeue(*, run_id: int, stalled_after: timedelta | None = None) -> 
     with transaction.atomic():
         run = EvalRun.objects.select_for_update().get(pk=run_id)
         if run.status != EvalRun.Status.FAILED and not _is_stalled(run, stalled_after):
-            raise ValueError(f"{run} is {run.status}; only failed runs, or running ones silent for "
-                             f"{int(stalled_after.total_seconds() // 60)} minutes, can be queued again.")
+            raise ValueError(
+                f"{run} is {run.status}; only failed runs, or running ones silent for "
+                f"{int(stalled_after.total_seconds() // 60)} minutes, can be queued again."
+            )
         _requeue_locked(run)
     return run
 
@@ -182,9 +212,11 @@ def eval_runs_requeue_stalled(*, stalled_after: timedelta | None = None) -> list
     claimed before the watchdog existed). Returns their ids."""
     stalled_after = stalled_after or _stalled_after()
     cutoff = timezone.now() - stalled_after
-    candidates = list(EvalRun.objects.filter(status=EvalRun.Status.RUNNING).filter(
-        Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True, started_at__lt=cutoff)
-    ).values_list("pk", flat=True))
+    candidates = list(
+        EvalRun.objects.filter(status=EvalRun.Status.RUNNING)
+        .filter(Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True, started_at__lt=cutoff))
+        .values_list("pk", flat=True)
+    )
     requeued = []
     for run_id in candidates:
         with transaction.atomic():
@@ -198,16 +230,32 @@ def eval_runs_requeue_stalled(*, stalled_after: timedelta | None = None) -> list
 
 
 @transaction.atomic
-def eval_run_save(*, report: EvalReport, params: EvalParams, created_by: AbstractBaseUser | None = None) -> EvalRun:
+def eval_run_save(
+    *, report: EvalReport, params: EvalParams, created_by: AbstractBaseUser | None = None
+) -> EvalRun:
     """Store a run already executed elsewhere (the command's --save) as a finished EvalRun."""
     now = timezone.now()
-    run = EvalRun.objects.create(params=params.as_dict(), status=EvalRun.Status.DONE, total=len(report.results),
-                                 progress=len(report.results), summary=report.summary,
-                                 sweep=report.sweep.as_dict() if report.sweep else {},
-                                 created_by=_user(created_by), started_at=now, finished_at=now)
+    run = EvalRun.objects.create(
+        params=params.as_dict(),
+        status=EvalRun.Status.DONE,
+        total=len(report.results),
+        progress=len(report.results),
+        summary=report.summary,
+        sweep=report.sweep.as_dict() if report.sweep else {},
+        created_by=_user(created_by),
+        started_at=now,
+        finished_at=now,
+    )
     EvalResult.objects.bulk_create(
-        EvalResult(run=run, position=i, question=r["question"], expected_answer=r.get("expected_answer", ""),
-                   variants=r["variants"], answer_similarity=r.get("answer_similarity"), error=r.get("error", ""))
+        EvalResult(
+            run=run,
+            position=i,
+            question=r["question"],
+            expected_answer=r.get("expected_answer", ""),
+            variants=r["variants"],
+            answer_similarity=r.get("answer_similarity"),
+            error=r.get("error", ""),
+        )
         for i, r in enumerate(report.results, start=1)
     )
     return run

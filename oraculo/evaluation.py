@@ -6,6 +6,7 @@ query vector and those chunks, so only the trimming differs between them.
 
 The output keeps the seed's shape (`summary` + `results[i].variants.baseline|trim`) and adds fields beside it.
 """
+
 from __future__ import annotations
 
 import csv
@@ -62,14 +63,21 @@ class SweepSpec:
     min_overlap: float | None = None
 
     def as_dict(self) -> dict:
-        return {"thresholds": list(self.thresholds), "windows": list(self.windows),
-                "min_retention": self.min_retention, "min_overlap": self.min_overlap}
+        return {
+            "thresholds": list(self.thresholds),
+            "windows": list(self.windows),
+            "min_retention": self.min_retention,
+            "min_overlap": self.min_overlap,
+        }
 
     @classmethod
     def from_dict(cls, data: Mapping) -> SweepSpec:
-        return cls(thresholds=tuple(float(t) for t in data["thresholds"]),
-                   windows=tuple(int(w) for w in data["windows"]),
-                   min_retention=data.get("min_retention"), min_overlap=data.get("min_overlap"))
+        return cls(
+            thresholds=tuple(float(t) for t in data["thresholds"]),
+            windows=tuple(int(w) for w in data["windows"]),
+            min_retention=data.get("min_retention"),
+            min_overlap=data.get("min_overlap"),
+        )
 
 
 @dataclass(frozen=True)
@@ -96,8 +104,12 @@ class EvalParams:
     @classmethod
     def from_dict(cls, data: Mapping) -> EvalParams:
         return eval_params_build(
-            variants=data.get("variants"), top_k=data.get("top_k"), trim_threshold=data.get("trim_threshold"),
-            trim_window=data.get("trim_window"), synthesize=bool(data.get("synthesize")), app=data.get("app"),
+            variants=data.get("variants"),
+            top_k=data.get("top_k"),
+            trim_threshold=data.get("trim_threshold"),
+            trim_window=data.get("trim_window"),
+            synthesize=bool(data.get("synthesize")),
+            app=data.get("app"),
             source_type=data.get("source_type"),
             sweep=SweepSpec.from_dict(data["sweep"]) if data.get("sweep") else None,
         )
@@ -112,16 +124,26 @@ def _percent(value: float | None, name: str) -> float | None:
     return value
 
 
-def eval_params_build(*, variants: Sequence[str] | None = None, top_k: int | None = None,
-                      trim_threshold: float | None = None, trim_window: int | None = None,
-                      synthesize: bool = False, app: str | None = None, source_type: str | None = None,
-                      sweep: SweepSpec | Sequence[str] | str | None = None, min_retention: float | None = None,
-                      min_overlap: float | None = None) -> EvalParams:
+def eval_params_build(
+    *,
+    variants: Sequence[str] | None = None,
+    top_k: int | None = None,
+    trim_threshold: float | None = None,
+    trim_window: int | None = None,
+    synthesize: bool = False,
+    app: str | None = None,
+    source_type: str | None = None,
+    sweep: SweepSpec | Sequence[str] | str | None = None,
+    min_retention: float | None = None,
+    min_overlap: float | None = None,
+) -> EvalParams:
     """Validated parameters with the seed's defaults; `None` means the default (threshold: the setting)."""
     chosen = list(variants) if variants else list(VARIANTS)
     unknown = sorted(set(chosen) - set(VARIANTS))
     if unknown:
-        raise EvalParamsError(f"Unknown variant(s): {', '.join(unknown)}. Choose from: {', '.join(VARIANTS)}.")
+        raise EvalParamsError(
+            f"Unknown variant(s): {', '.join(unknown)}. Choose from: {', '.join(VARIANTS)}."
+        )
     top_k = DEFAULT_TOP_K if top_k is None else top_k
     if not isinstance(top_k, int) or not 1 <= top_k <= MAX_TOP_K:
         raise EvalParamsError(f"top_k must be a whole number between 1 and {MAX_TOP_K}, not {top_k}.")
@@ -130,24 +152,38 @@ def eval_params_build(*, variants: Sequence[str] | None = None, top_k: int | Non
         raise EvalParamsError(f"trim_threshold is a cosine similarity between -1 and 1, not {threshold:g}.")
     window = settings.RETRIEVAL_TRIM_WINDOW if trim_window is None else trim_window
     if not isinstance(window, int) or not 0 <= window <= MAX_TRIM_WINDOW:
-        raise EvalParamsError(f"trim_window must be a whole number between 0 and {MAX_TRIM_WINDOW}, not {window}.")
+        raise EvalParamsError(
+            f"trim_window must be a whole number between 0 and {MAX_TRIM_WINDOW}, not {window}."
+        )
     if sweep is not None and not isinstance(sweep, SweepSpec):
         thresholds, windows = sweep_parse(sweep, default_threshold=threshold, default_window=window)
         sweep = SweepSpec(thresholds=thresholds, windows=windows)
     if sweep is not None and (min_retention is not None or min_overlap is not None):
-        sweep = SweepSpec(thresholds=sweep.thresholds, windows=sweep.windows,
-                          min_retention=_percent(min_retention, "min_retention"),
-                          min_overlap=_percent(min_overlap, "min_overlap"))
+        sweep = SweepSpec(
+            thresholds=sweep.thresholds,
+            windows=sweep.windows,
+            min_retention=_percent(min_retention, "min_retention"),
+            min_overlap=_percent(min_overlap, "min_overlap"),
+        )
     elif sweep is None and (min_retention is not None or min_overlap is not None):
-        raise EvalParamsError("min_retention and min_overlap are floors for a sweep's recommendation: "
-                              "give a sweep as well.")
-    return EvalParams(variants=tuple(v for v in VARIANTS if v in chosen), top_k=top_k, trim_threshold=threshold,
-                      trim_window=window, synthesize=bool(synthesize), app=app or None,
-                      source_type=source_type or None, sweep=sweep)
+        raise EvalParamsError(
+            "min_retention and min_overlap are floors for a sweep's recommendation: give a sweep as well."
+        )
+    return EvalParams(
+        variants=tuple(v for v in VARIANTS if v in chosen),
+        top_k=top_k,
+        trim_threshold=threshold,
+        trim_window=window,
+        synthesize=bool(synthesize),
+        app=app or None,
+        source_type=source_type or None,
+        sweep=sweep,
+    )
 
 
 def _decimals(text: str, key: str) -> list[Decimal]:
     """`start:stop:step` (stop included when the steps reach it exactly) or `a,b,c`, in exact decimals."""
+
     def number(raw: str) -> Decimal:
         try:
             value = Decimal(raw.strip())
@@ -160,7 +196,9 @@ def _decimals(text: str, key: str) -> list[Decimal]:
     if ":" in text:
         parts = text.split(":")
         if len(parts) != 3:
-            raise EvalParamsError(f"sweep {key}: write a range as start:stop:step, e.g. {key}=0.70:0.90:0.02.")
+            raise EvalParamsError(
+                f"sweep {key}: write a range as start:stop:step, e.g. {key}=0.70:0.90:0.02."
+            )
         start, stop, step = (number(p) for p in parts)
         if step <= 0:
             raise EvalParamsError(f"sweep {key}: the step must be positive.")
@@ -176,8 +214,9 @@ def _decimals(text: str, key: str) -> list[Decimal]:
     return values
 
 
-def sweep_parse(specs: Sequence[str] | str, *, default_threshold: float, default_window: int
-                ) -> tuple[tuple[float, ...], tuple[int, ...]]:
+def sweep_parse(
+    specs: Sequence[str] | str, *, default_threshold: float, default_window: int
+) -> tuple[tuple[float, ...], tuple[int, ...]]:
     """`threshold=0.70:0.90:0.02 window=0,1,2` as the thresholds and windows to combine; an axis left out is
     held at its default."""
     items = specs.split() if isinstance(specs, str) else [p for s in specs for p in str(s).split()]
@@ -188,12 +227,16 @@ def sweep_parse(specs: Sequence[str] | str, *, default_threshold: float, default
         key, sep, value = item.partition("=")
         key = {"thresholds": "threshold", "windows": "window"}.get(key.strip().lower(), key.strip().lower())
         if not sep or key not in ("threshold", "window"):
-            raise EvalParamsError(f"sweep: {item!r} is not threshold=... or window=... "
-                                  "(e.g. threshold=0.70:0.90:0.02 window=0,1,2).")
+            raise EvalParamsError(
+                f"sweep: {item!r} is not threshold=... or window=... "
+                "(e.g. threshold=0.70:0.90:0.02 window=0,1,2)."
+            )
         if key in axes:
             raise EvalParamsError(f"sweep: {key} is given twice.")
         axes[key] = _decimals(value, key)
-    thresholds = tuple(dict.fromkeys(float(v) for v in axes.get("threshold", [Decimal(str(default_threshold))])))
+    thresholds = tuple(
+        dict.fromkeys(float(v) for v in axes.get("threshold", [Decimal(str(default_threshold))]))
+    )
     for t in thresholds:
         if not -1.0 <= t <= 1.0:
             raise EvalParamsError(f"sweep threshold: {t:g} is outside [-1, 1].")
@@ -204,30 +247,71 @@ def sweep_parse(specs: Sequence[str] | str, *, default_threshold: float, default
     windows = tuple(dict.fromkeys(int(w) for w in windows_raw))
     combos = len(thresholds) * len(windows)
     if combos > MAX_SWEEP_COMBINATIONS:
-        raise EvalParamsError(f"sweep: {len(thresholds)} thresholds x {len(windows)} windows = {combos} "
-                              f"combinations; at most {MAX_SWEEP_COMBINATIONS}.")
+        raise EvalParamsError(
+            f"sweep: {len(thresholds)} thresholds x {len(windows)} windows = {combos} "
+            f"combinations; at most {MAX_SWEEP_COMBINATIONS}."
+        )
     return thresholds, windows
 
 
 # Measures
 
-SUMMARY_ORDER = ("questions", "top_k", "trim_threshold", "trim_window", "avg_tokens_baseline", "avg_tokens_trim",
-                 "token_reduction_pct", "avg_overlap_vs_baseline", "variants", "avg_latency_ms_baseline",
-                 "avg_latency_ms_trim", "trim_embedding_calls", "labelled", "answer_in_context_baseline",
-                 "answer_in_context_trim", "answer_retention_pct", "avg_answer_similarity",
-                 "cites_source_pct_baseline", "cites_source_pct_trim", "errors")
-VARIANT_ORDER = ("chunk_ids", "top_score", "tokens", "tokens_before", "overlap_vs_baseline", "answer", "latency_ms",
-                 "trim_embedding_calls", "answer_in_context", "cites_source", "answer_model", "answer_latency_ms",
-                 "answer_error")
-SWEEP_ORDER = ("questions", "top_k", "labelled", "avg_tokens_baseline", "answer_in_context_baseline", "quality",
-               "floor", "rows", "recommended", "env", "note")
+SUMMARY_ORDER = (
+    "questions",
+    "top_k",
+    "trim_threshold",
+    "trim_window",
+    "avg_tokens_baseline",
+    "avg_tokens_trim",
+    "token_reduction_pct",
+    "avg_overlap_vs_baseline",
+    "variants",
+    "avg_latency_ms_baseline",
+    "avg_latency_ms_trim",
+    "trim_embedding_calls",
+    "labelled",
+    "answer_in_context_baseline",
+    "answer_in_context_trim",
+    "answer_retention_pct",
+    "avg_answer_similarity",
+    "cites_source_pct_baseline",
+    "cites_source_pct_trim",
+    "errors",
+)
+VARIANT_ORDER = (
+    "chunk_ids",
+    "top_score",
+    "tokens",
+    "tokens_before",
+    "overlap_vs_baseline",
+    "answer",
+    "latency_ms",
+    "trim_embedding_calls",
+    "answer_in_context",
+    "cites_source",
+    "answer_model",
+    "answer_latency_ms",
+    "answer_error",
+)
+SWEEP_ORDER = (
+    "questions",
+    "top_k",
+    "labelled",
+    "avg_tokens_baseline",
+    "answer_in_context_baseline",
+    "quality",
+    "floor",
+    "rows",
+    "recommended",
+    "env",
+    "note",
+)
 
 
 def _ordered(data: Mapping, order: Sequence[str]) -> dict:
     """`data` with its keys in `order` (others after): PostgreSQL's jsonb forgets the order we wrote."""
     rank = {key: i for i, key in enumerate(order)}
     return dict(sorted(data.items(), key=lambda item: rank.get(item[0], len(rank))))
-
 
 
 def normalise_text(text: str) -> str:
@@ -285,14 +369,18 @@ def retention_pct(pairs: Sequence[tuple[bool, bool]]) -> float | None:
 
 def summary_build(*, results: Sequence[dict], params: EvalParams) -> dict:
     """The seed's summary over per-question results, then the added measures."""
+
     def variant(name: str) -> list[dict]:
         return [r["variants"][name] for r in results if name in r.get("variants", {})]
 
     base, trim = variant("baseline"), variant("trim")
     tokens_base = _mean([v["tokens"] for v in base]) if base else _mean([v["tokens_before"] for v in trim])
     tokens_trim = _mean([v["tokens"] for v in trim])
-    reduction = (100.0 * (1 - tokens_trim / tokens_base)
-                 if tokens_trim is not None and tokens_base else (0.0 if tokens_trim is not None else None))
+    reduction = (
+        100.0 * (1 - tokens_trim / tokens_base)
+        if tokens_trim is not None and tokens_base
+        else (0.0 if tokens_trim is not None else None)
+    )
     overlaps = [v["overlap_vs_baseline"] for v in trim if v.get("overlap_vs_baseline") is not None]
     summary = {
         "questions": len(results),
@@ -313,17 +401,25 @@ def summary_build(*, results: Sequence[dict], params: EvalParams) -> dict:
     if labelled:
         for name in params.variants:
             summary[f"answer_in_context_{name}"] = sum(
-                1 for r in labelled if r["variants"].get(name, {}).get("answer_in_context"))
-        pairs = [(r["variants"]["baseline"]["answer_in_context"], r["variants"]["trim"]["answer_in_context"])
-                 for r in labelled if {"baseline", "trim"} <= set(r["variants"])]
+                1 for r in labelled if r["variants"].get(name, {}).get("answer_in_context")
+            )
+        pairs = [
+            (r["variants"]["baseline"]["answer_in_context"], r["variants"]["trim"]["answer_in_context"])
+            for r in labelled
+            if {"baseline", "trim"} <= set(r["variants"])
+        ]
         summary["answer_retention_pct"] = _round(retention_pct(pairs), 1)
     if params.synthesize:
         summary["avg_answer_similarity"] = _round(
-            _mean([r["answer_similarity"] for r in results if r.get("answer_similarity") is not None]), 3)
+            _mean([r["answer_similarity"] for r in results if r.get("answer_similarity") is not None]), 3
+        )
         for name in params.variants:
             answered = [v for v in variant(name) if v.get("answer")]
             summary[f"cites_source_pct_{name}"] = _round(
-                100.0 * sum(1 for v in answered if v.get("cites_source")) / len(answered) if answered else None)
+                100.0 * sum(1 for v in answered if v.get("cites_source")) / len(answered)
+                if answered
+                else None
+            )
     summary["errors"] = sum(1 for r in results if r.get("error"))
     return summary
 
@@ -357,17 +453,31 @@ class _Prepared:
 def _prepare(question: LabelledQuestion, *, top_k: int, filters: Mapping[str, str]) -> _Prepared:
     started = time.perf_counter()
     vector = get_embedder().embed_query(question.question)
-    chunks = search(query_vector=vector, top_k=top_k, filters=filters, query_text=question.question,
-                    hybrid=settings.RETRIEVAL_HYBRID)
+    chunks = search(
+        query_vector=vector,
+        top_k=top_k,
+        filters=filters,
+        query_text=question.question,
+        hybrid=settings.RETRIEVAL_HYBRID,
+    )
     retrieval_ms = (time.perf_counter() - started) * 1000
-    return _Prepared(question=question, vector=vector, chunks=chunks,
-                     chunk_tokens={c.id: chunk_tokens(c) for c in chunks}, retrieval_ms=retrieval_ms,
-                     filters=filters)
+    return _Prepared(
+        question=question,
+        vector=vector,
+        chunks=chunks,
+        chunk_tokens={c.id: chunk_tokens(c) for c in chunks},
+        retrieval_ms=retrieval_ms,
+        filters=filters,
+    )
 
 
 def _variant(prepared: _Prepared, chunks: Sequence[RetrievedChunk], *, tokens: int) -> dict:
-    return {"chunk_ids": [c.id for c in chunks], "top_score": round(max((c.score for c in chunks), default=0.0), 3),
-            "tokens": tokens, "tokens_before": prepared.tokens_before}
+    return {
+        "chunk_ids": [c.id for c in chunks],
+        "top_score": round(max((c.score for c in chunks), default=0.0), 3),
+        "tokens": tokens,
+        "tokens_before": prepared.tokens_before,
+    }
 
 
 def _synthesize(*, question: str, chunks: Sequence[RetrievedChunk]) -> dict:
@@ -377,10 +487,18 @@ def _synthesize(*, question: str, chunks: Sequence[RetrievedChunk]) -> dict:
     try:
         result = synthesize_answer(question=question, chunks=chunks)
     except LLMError as exc:
-        return {"answer": None, "cites_source": False, "answer_error": str(exc) or type(exc).__name__,
-                "answer_latency_ms": round((time.perf_counter() - started) * 1000, 1)}
-    return {"answer": result.text, "cites_source": cites_source(result.text), "answer_model": result.model,
-            "answer_latency_ms": round((time.perf_counter() - started) * 1000, 1)}
+        return {
+            "answer": None,
+            "cites_source": False,
+            "answer_error": str(exc) or type(exc).__name__,
+            "answer_latency_ms": round((time.perf_counter() - started) * 1000, 1),
+        }
+    return {
+        "answer": result.text,
+        "cites_source": cites_source(result.text),
+        "answer_model": result.model,
+        "answer_latency_ms": round((time.perf_counter() - started) * 1000, 1),
+    }
 
 
 def answer_similarity(a: str, b: str) -> float:
@@ -395,21 +513,31 @@ def _evaluate(prepared: _Prepared, *, params: EvalParams) -> dict:
     contexts: dict[str, list[RetrievedChunk]] = {}
     if "baseline" in params.variants:
         contexts["baseline"] = prepared.chunks
-        variants["baseline"] = {**_variant(prepared, prepared.chunks, tokens=prepared.tokens_before),
-                                "latency_ms": round(prepared.retrieval_ms, 1)}
+        variants["baseline"] = {
+            **_variant(prepared, prepared.chunks, tokens=prepared.tokens_before),
+            "latency_ms": round(prepared.retrieval_ms, 1),
+        }
     if "trim" in params.variants:
         started = time.perf_counter()
         trim_params = resolve_trim_params(threshold=params.trim_threshold, window=params.trim_window)
-        trimmed, calls = trim_retrieved(prepared.chunks, query_vector=prepared.vector, params=trim_params,
-                                        query_terms=trim_terms(q.question, params=trim_params,
-                                                               filters=prepared.filters, chunks=prepared.chunks))
+        trimmed, calls = trim_retrieved(
+            prepared.chunks,
+            query_vector=prepared.vector,
+            params=trim_params,
+            query_terms=trim_terms(
+                q.question, params=trim_params, filters=prepared.filters, chunks=prepared.chunks
+            ),
+        )
         trim_ms = (time.perf_counter() - started) * 1000
         contexts["trim"] = trimmed
         overlap = overlap_share(prepared.chunk_ids, [c.id for c in trimmed])
         tokens = context_tokens(trimmed, known=prepared.chunk_tokens)
-        variants["trim"] = {**_variant(prepared, trimmed, tokens=tokens),
-                            "overlap_vs_baseline": _round(overlap, 2),
-                            "latency_ms": round(prepared.retrieval_ms + trim_ms, 1), "trim_embedding_calls": calls}
+        variants["trim"] = {
+            **_variant(prepared, trimmed, tokens=tokens),
+            "overlap_vs_baseline": _round(overlap, 2),
+            "latency_ms": round(prepared.retrieval_ms + trim_ms, 1),
+            "trim_embedding_calls": calls,
+        }
     result: dict = {"question": q.question}
     if q.expected_answer:
         result["expected_answer"] = q.expected_answer
@@ -471,12 +599,19 @@ class SweepReport:
         return " and ".join(parts)
 
     def as_dict(self) -> dict:
-        return {"questions": self.questions, "top_k": self.top_k, "labelled": self.labelled,
-                "avg_tokens_baseline": self.avg_tokens_baseline,
-                "answer_in_context_baseline": self.answer_in_context_baseline, "quality": self.quality,
-                "floor": self.floor, "rows": [asdict(r) for r in self.rows],
-                "recommended": asdict(self.recommended) if self.recommended else None,
-                "env": self.recommended.env_lines if self.recommended else [], "note": self.note}
+        return {
+            "questions": self.questions,
+            "top_k": self.top_k,
+            "labelled": self.labelled,
+            "avg_tokens_baseline": self.avg_tokens_baseline,
+            "answer_in_context_baseline": self.answer_in_context_baseline,
+            "quality": self.quality,
+            "floor": self.floor,
+            "rows": [asdict(r) for r in self.rows],
+            "recommended": asdict(self.recommended) if self.recommended else None,
+            "env": self.recommended.env_lines if self.recommended else [],
+            "note": self.note,
+        }
 
 
 @dataclass
@@ -516,12 +651,20 @@ class _Sweep:
             self.labelled += 1
             self.base_hits += base_hit
         stored = stored_sentences(prepared.chunks)
-        terms = trim_terms(prepared.question.question, params=resolve_trim_params(), filters=prepared.filters,
-                           chunks=prepared.chunks)
+        terms = trim_terms(
+            prepared.question.question,
+            params=resolve_trim_params(),
+            filters=prepared.filters,
+            chunks=prepared.chunks,
+        )
         for threshold, window in self.combos:
-            trimmed, calls = trim_retrieved(prepared.chunks, query_vector=prepared.vector, stored=stored,
-                                            params=resolve_trim_params(threshold=threshold, window=window),
-                                            query_terms=terms)
+            trimmed, calls = trim_retrieved(
+                prepared.chunks,
+                query_vector=prepared.vector,
+                stored=stored,
+                params=resolve_trim_params(threshold=threshold, window=window),
+                query_terms=terms,
+            )
             tally = self.tallies[(threshold, window)]
             tally.tokens += self._context_tokens(trimmed)
             tally.calls += calls
@@ -547,34 +690,56 @@ class _Sweep:
             overlap = t.overlap_sum / t.overlap_n if t.overlap_n else None
             retention = 100.0 * t.kept_hits / self.base_hits if self.base_hits else None
             quality = retention if by_retention else (overlap * 100 if overlap is not None else None)
-            ok = ((min_retention is None or (retention is not None and retention >= min_retention - 1e-9))
-                  and (min_overlap is None or (overlap is not None and overlap * 100 >= min_overlap - 1e-9)))
+            ok = (
+                min_retention is None or (retention is not None and retention >= min_retention - 1e-9)
+            ) and (min_overlap is None or (overlap is not None and overlap * 100 >= min_overlap - 1e-9))
             exact.append((combo, t, reduction, overlap, retention, quality, ok))
         front = pareto_front([(e[2], e[5] if e[5] is not None else -1.0) for e in exact])
-        rows = [SweepRow(threshold=combo[0], window=combo[1],
-                         avg_tokens_trim=round(t.tokens / self.questions) if self.questions else 0,
-                         token_reduction_pct=round(reduction, 1), avg_overlap_vs_baseline=_round(overlap, 2),
-                         answer_retention_pct=_round(retention, 1), trim_embedding_calls=t.calls,
-                         pareto=i in front, meets_floor=ok)
-                for i, (combo, t, reduction, overlap, retention, quality, ok) in enumerate(exact)]
+        rows = [
+            SweepRow(
+                threshold=combo[0],
+                window=combo[1],
+                avg_tokens_trim=round(t.tokens / self.questions) if self.questions else 0,
+                token_reduction_pct=round(reduction, 1),
+                avg_overlap_vs_baseline=_round(overlap, 2),
+                answer_retention_pct=_round(retention, 1),
+                trim_embedding_calls=t.calls,
+                pareto=i in front,
+                meets_floor=ok,
+            )
+            for i, (combo, t, reduction, overlap, retention, quality, ok) in enumerate(exact)
+        ]
         candidates = [(e, row) for e, row in zip(exact, rows) if e[6]]
         recommended = None
         note = ""
         if candidates:
-            recommended = max(candidates, key=lambda c: (c[0][2], c[0][5] or 0.0, c[1].window, -c[1].threshold))[1]
+            recommended = max(
+                candidates, key=lambda c: (c[0][2], c[0][5] or 0.0, c[1].window, -c[1].threshold)
+            )[1]
         else:
-            floor = (f"answer retention >= {min_retention:g}%" if min_retention is not None
-                     else f"overlap >= {min_overlap:g}%")
+            floor = (
+                f"answer retention >= {min_retention:g}%"
+                if min_retention is not None
+                else f"overlap >= {min_overlap:g}%"
+            )
             note = f"No setting keeps {floor}; lower the thresholds, widen the window or relax the floor."
             if min_retention is not None and not self.base_hits:
-                note = ("The baseline context never contains the expected answers, so retention cannot be "
-                        "measured; check the labels or raise top_k.")
-        return SweepReport(questions=self.questions, top_k=self.top_k, labelled=self.labelled,
-                           avg_tokens_baseline=round(self.base_tokens / self.questions) if self.questions else 0,
-                           answer_in_context_baseline=self.base_hits if self.labelled else None,
-                           quality="answer_retention_pct" if by_retention else "avg_overlap_vs_baseline",
-                           floor={"min_retention": min_retention, "min_overlap": min_overlap},
-                           rows=rows, recommended=recommended, note=note)
+                note = (
+                    "The baseline context never contains the expected answers, so retention cannot be "
+                    "measured; check the labels or raise top_k."
+                )
+        return SweepReport(
+            questions=self.questions,
+            top_k=self.top_k,
+            labelled=self.labelled,
+            avg_tokens_baseline=round(self.base_tokens / self.questions) if self.questions else 0,
+            answer_in_context_baseline=self.base_hits if self.labelled else None,
+            quality="answer_retention_pct" if by_retention else "avg_overlap_vs_baseline",
+            floor={"min_retention": min_retention, "min_overlap": min_overlap},
+            rows=rows,
+            recommended=recommended,
+            note=note,
+        )
 
 
 def pareto_front(points: Sequence[tuple[float, float]]) -> set[int]:
@@ -605,8 +770,9 @@ def _prepared(questions: Sequence[LabelledQuestion], top_k: int, filters: Mappin
         yield _prepare(question, top_k=top_k, filters=filters)
 
 
-def evaluation_run(*, questions: Sequence[LabelledQuestion], params: EvalParams,
-                   on_progress: ProgressCallback | None = None) -> EvalReport:
+def evaluation_run(
+    *, questions: Sequence[LabelledQuestion], params: EvalParams, on_progress: ProgressCallback | None = None
+) -> EvalReport:
     """Evaluate every question under each variant (and, with `params.sweep`, every sweep combination).
 
     `on_progress(done, total, result)` is called after each question with that question's result.
@@ -621,18 +787,32 @@ def evaluation_run(*, questions: Sequence[LabelledQuestion], params: EvalParams,
             sweep.add(prepared)
         if on_progress is not None:
             on_progress(len(results), len(questions), result)
-    return EvalReport(summary=summary_build(results=results, params=params), results=results,
-                      sweep=sweep.report() if sweep else None, params=params)
+    return EvalReport(
+        summary=summary_build(results=results, params=params),
+        results=results,
+        sweep=sweep.report() if sweep else None,
+        params=params,
+    )
 
 
-def calibration_sweep(*, questions: Sequence[LabelledQuestion], thresholds: Sequence[float],
-                      windows: Sequence[int], top_k: int = DEFAULT_TOP_K, filters: Mapping[str, str] | None = None,
-                      min_retention: float | None = None, min_overlap: float | None = None,
-                      on_progress: ProgressCallback | None = None) -> SweepReport:
+def calibration_sweep(
+    *,
+    questions: Sequence[LabelledQuestion],
+    thresholds: Sequence[float],
+    windows: Sequence[int],
+    top_k: int = DEFAULT_TOP_K,
+    filters: Mapping[str, str] | None = None,
+    min_retention: float | None = None,
+    min_overlap: float | None = None,
+    on_progress: ProgressCallback | None = None,
+) -> SweepReport:
     """Only the sweep: the recommendation with the largest token reduction that keeps the quality floor."""
-    spec = SweepSpec(thresholds=tuple(thresholds), windows=tuple(windows),
-                     min_retention=_percent(min_retention, "min_retention"),
-                     min_overlap=_percent(min_overlap, "min_overlap"))
+    spec = SweepSpec(
+        thresholds=tuple(thresholds),
+        windows=tuple(windows),
+        min_retention=_percent(min_retention, "min_retention"),
+        min_overlap=_percent(min_overlap, "min_overlap"),
+    )
     sweep = _Sweep(spec, top_k=top_k)
     for done, prepared in enumerate(_prepared(questions, top_k, filters or {}), start=1):
         sweep.add(prepared)
@@ -643,8 +823,18 @@ def calibration_sweep(*, questions: Sequence[LabelledQuestion], thresholds: Sequ
 
 # Exports
 
-CSV_VARIANT_FIELDS = ("tokens", "tokens_before", "top_score", "chunk_ids", "overlap_vs_baseline",
-                      "answer_in_context", "latency_ms", "answer", "cites_source", "answer_error")
+CSV_VARIANT_FIELDS = (
+    "tokens",
+    "tokens_before",
+    "top_score",
+    "chunk_ids",
+    "overlap_vs_baseline",
+    "answer_in_context",
+    "latency_ms",
+    "answer",
+    "cites_source",
+    "answer_error",
+)
 
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
@@ -671,7 +861,9 @@ def report_csv(report: Mapping) -> str:
             data = result.get("variants", {}).get(v, {})
             for f in CSV_VARIANT_FIELDS:
                 value = data.get(f)
-                row.append(" ".join(map(str, value)) if isinstance(value, list) else ("" if value is None else value))
+                row.append(
+                    " ".join(map(str, value)) if isinstance(value, list) else ("" if value is None else value)
+                )
         row += [result.get("answer_similarity", ""), result.get("error", "")]
         writer.writerow([spreadsheet_safe(cell) for cell in row])
     return out.getvalue()
@@ -684,8 +876,9 @@ def run_report(*, run) -> dict:
         result: dict = {"question": row.question}
         if row.expected_answer:
             result["expected_answer"] = row.expected_answer
-        result["variants"] = {name: _ordered(row.variants[name], VARIANT_ORDER)
-                              for name in VARIANTS if name in row.variants}
+        result["variants"] = {
+            name: _ordered(row.variants[name], VARIANT_ORDER) for name in VARIANTS if name in row.variants
+        }
         if row.answer_similarity is not None:
             result["answer_similarity"] = row.answer_similarity
         if row.error:

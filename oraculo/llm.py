@@ -3,6 +3,7 @@
 Every failure (not configured, timeout, HTTP error, empty answer) surfaces as `LLMError`, so callers have
 one thing to catch before falling back to an extractive answer.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
@@ -50,21 +51,29 @@ def _client(base_url: str, api_key: str, timeout: float, max_retries: int):
     """One client (and connection pool) per configuration; a settings change builds a new one."""
     from openai import OpenAI
 
-    return OpenAI(base_url=base_url or None, api_key=api_key or "not-needed", timeout=timeout,
-                  max_retries=max_retries)
+    return OpenAI(
+        base_url=base_url or None, api_key=api_key or "not-needed", timeout=timeout, max_retries=max_retries
+    )
 
 
 def get_client():
-    return _client(settings.LLM_BASE_URL, settings.LLM_API_KEY, float(settings.LLM_TIMEOUT),
-                   int(settings.LLM_MAX_RETRIES))
+    return _client(
+        settings.LLM_BASE_URL,
+        settings.LLM_API_KEY,
+        float(settings.LLM_TIMEOUT),
+        int(settings.LLM_MAX_RETRIES),
+    )
 
 
-def build_messages(*, question: str, chunks: Sequence[RetrievedChunk],
-                   history: Sequence[tuple[str, str]] = ()) -> list[dict[str, str]]:
+def build_messages(
+    *, question: str, chunks: Sequence[RetrievedChunk], history: Sequence[tuple[str, str]] = ()
+) -> list[dict[str, str]]:
     """The system prompt carries the rules and the numbered passages; earlier turns of the thread (question,
     answer) come before the question, which goes last as the user turn."""
     system = render_to_string(PROMPT_TEMPLATE, {"chunks": chunks}).strip()
-    turns = [m for q, a in history for m in ({"role": "user", "content": q}, {"role": "assistant", "content": a})]
+    turns = [
+        m for q, a in history for m in ({"role": "user", "content": q}, {"role": "assistant", "content": a})
+    ]
     return [{"role": "system", "content": system}, *turns, {"role": "user", "content": question}]
 
 
@@ -73,15 +82,20 @@ def _failure(exc: Exception, where: str) -> LLMError:
     import openai
 
     if isinstance(exc, openai.APITimeoutError):
-        return LLMError(f"the LLM at {where} did not answer within {settings.LLM_TIMEOUT}s "
-                        f"({settings.LLM_MAX_RETRIES} retries)")
+        return LLMError(
+            f"the LLM at {where} did not answer within {settings.LLM_TIMEOUT}s "
+            f"({settings.LLM_MAX_RETRIES} retries)"
+        )
     if isinstance(exc, openai.APIStatusError):
-        return LLMError(_without_credentials(f"the LLM at {where} answered HTTP {exc.status_code}: {exc.message}"))
+        return LLMError(
+            _without_credentials(f"the LLM at {where} answered HTTP {exc.status_code}: {exc.message}")
+        )
     return LLMError(_without_credentials(f"the LLM request to {where} failed: {exc}"))
 
 
-def stream_answer(*, question: str, chunks: Sequence[RetrievedChunk],
-                  history: Sequence[tuple[str, str]] = ()) -> Iterator[str]:
+def stream_answer(
+    *, question: str, chunks: Sequence[RetrievedChunk], history: Sequence[tuple[str, str]] = ()
+) -> Iterator[str]:
     """The LLM's answer as it is written, piece by piece, cut at LLM_MAX_ANSWER_CHARS. A failure before or
     during the stream (HTTP error, timeout, connection cut mid-answer) raises LLMError where it happens, so the
     caller knows how much was already shown."""
@@ -92,8 +106,11 @@ def stream_answer(*, question: str, chunks: Sequence[RetrievedChunk],
     sent, cap = 0, settings.LLM_MAX_ANSWER_CHARS
     try:
         stream = client.chat.completions.create(
-            model=settings.LLM_MODEL, messages=build_messages(question=question, chunks=chunks, history=history),
-            max_tokens=settings.LLM_MAX_TOKENS, stream=True)
+            model=settings.LLM_MODEL,
+            messages=build_messages(question=question, chunks=chunks, history=history),
+            max_tokens=settings.LLM_MAX_TOKENS,
+            stream=True,
+        )
         with stream:
             for chunk in stream:
                 choices = getattr(chunk, "choices", None) or []
@@ -106,14 +123,15 @@ def stream_answer(*, question: str, chunks: Sequence[RetrievedChunk],
                     return
                 sent += len(text)
                 yield text
-    except Exception as exc:  # noqa: BLE001 (the transport's own errors escape the SDK's types mid-stream)
+    except Exception as exc:
         raise _failure(exc, where) from exc
     if not sent:
         raise LLMError(f"the LLM ({settings.LLM_MODEL}) returned an empty answer")
 
 
-def synthesize_answer(*, question: str, chunks: Sequence[RetrievedChunk],
-                      history: Sequence[tuple[str, str]] = ()) -> LLMAnswer:
+def synthesize_answer(
+    *, question: str, chunks: Sequence[RetrievedChunk], history: Sequence[tuple[str, str]] = ()
+) -> LLMAnswer:
     """The LLM's answer to `question` from `chunks`, cited as [1], [2]... in the order given."""
     import openai
 
@@ -128,11 +146,14 @@ def synthesize_answer(*, question: str, chunks: Sequence[RetrievedChunk],
             max_tokens=settings.LLM_MAX_TOKENS,
         )
     except openai.APITimeoutError as exc:
-        raise LLMError(f"the LLM at {where} did not answer within {settings.LLM_TIMEOUT}s "
-                       f"({settings.LLM_MAX_RETRIES} retries)") from exc
+        raise LLMError(
+            f"the LLM at {where} did not answer within {settings.LLM_TIMEOUT}s "
+            f"({settings.LLM_MAX_RETRIES} retries)"
+        ) from exc
     except openai.APIStatusError as exc:
-        raise LLMError(_without_credentials(f"the LLM at {where} answered HTTP {exc.status_code}: "
-                                            f"{exc.message}")) from exc
+        raise LLMError(
+            _without_credentials(f"the LLM at {where} answered HTTP {exc.status_code}: {exc.message}")
+        ) from exc
     except openai.OpenAIError as exc:
         raise LLMError(_without_credentials(f"the LLM request to {where} failed: {exc}")) from exc
     choices = getattr(response, "choices", None) or []
@@ -145,8 +166,11 @@ def synthesize_answer(*, question: str, chunks: Sequence[RetrievedChunk],
     truncated = len(text) > cap
     if truncated:
         text = text[:cap].rstrip() + " [...]"
-    return LLMAnswer(text=text, model=str(getattr(response, "model", None) or settings.LLM_MODEL)[:200],
-                     truncated=truncated)
+    return LLMAnswer(
+        text=text,
+        model=str(getattr(response, "model", None) or settings.LLM_MODEL)[:200],
+        truncated=truncated,
+    )
 
 
 def rewrite_question(*, question: str, history: Sequence[tuple[str, str]], max_chars: int) -> str:
@@ -157,11 +181,13 @@ def rewrite_question(*, question: str, history: Sequence[tuple[str, str]], max_c
     client = get_client()
     where = url_for_messages(client.base_url)
     conversation = "\n".join(f"Q: {q}\nA: {a}" for q, a in history)
-    messages = [{"role": "system", "content": render_to_string(REWRITE_TEMPLATE, {}).strip()},
-                {"role": "user", "content": f"Conversation:\n{conversation}\n\n{REWRITE_PREFIX}{question}"}]
+    messages = [
+        {"role": "system", "content": render_to_string(REWRITE_TEMPLATE, {}).strip()},
+        {"role": "user", "content": f"Conversation:\n{conversation}\n\n{REWRITE_PREFIX}{question}"},
+    ]
     try:
         response = client.chat.completions.create(model=settings.LLM_MODEL, messages=messages, max_tokens=120)
-    except Exception as exc:  # noqa: BLE001 (every failure is an LLMError)
+    except Exception as exc:
         raise _failure(exc, where) from exc
     choices = getattr(response, "choices", None) or []
     message = getattr(choices[0], "message", None) if choices else None

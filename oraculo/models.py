@@ -1,4 +1,5 @@
 """Oráculo's data: the widget keys that may ask, every real question asked, and the A/B evaluation runs."""
+
 from __future__ import annotations
 
 import re
@@ -31,8 +32,16 @@ def origin_problem(origin: object) -> str | None:
         parts.port  # noqa: B018 (raises on a malformed port)
     except ValueError:
         return f"{origin!r} is not an origin"
-    if (parts.scheme not in ("http", "https") or not parts.hostname or not _HOST.fullmatch(parts.hostname)
-            or parts.path or parts.query or parts.fragment or parts.username or parts.password):
+    if (
+        parts.scheme not in ("http", "https")
+        or not parts.hostname
+        or not _HOST.fullmatch(parts.hostname)
+        or parts.path
+        or parts.query
+        or parts.fragment
+        or parts.username
+        or parts.password
+    ):
         return f"{origin!r} is not an origin such as https://www.example.com (scheme and host, no path)"
     return None
 
@@ -47,12 +56,17 @@ class WidgetKey(models.Model):
     key = models.CharField(max_length=64, unique=True, default=new_public_key, editable=False)
     app = models.CharField(max_length=100, default="default")
     allowed_origins = models.JSONField(
-        default=list, blank=True,
+        default=list,
+        blank=True,
         help_text='Origins allowed to use this key, e.g. ["https://help.example.com"]. Empty: no browser origin.',
     )
-    rate_limit = models.CharField(max_length=20, default="60/min", help_text="Requests per key: N/sec|min|hour|day.")
+    rate_limit = models.CharField(
+        max_length=20, default="60/min", help_text="Requests per key: N/sec|min|hour|day."
+    )
     daily_quota = models.PositiveIntegerField(
-        default=2000, help_text="Requests per key and UTC day, whatever the rate: it also caps what the LLM costs.")
+        default=2000,
+        help_text="Requests per key and UTC day, whatever the rate: it also caps what the LLM costs.",
+    )
     is_active = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -95,32 +109,56 @@ class OraculoQuery(models.Model):
 
     question = models.TextField()
     retrieval_question = models.TextField(
-        blank=True, help_text="A follow-up's question as it was searched: rewritten with its thread's context.")
-    thread = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
-                               help_text="The first question of the conversation this one continues.")
-    previous = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL,
-                                 related_name="follow_ups", help_text="The question this one follows up.")
+        blank=True,
+        help_text="A follow-up's question as it was searched: rewritten with its thread's context.",
+    )
+    thread = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="The first question of the conversation this one continues.",
+    )
+    previous = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="follow_ups",
+        help_text="The question this one follows up.",
+    )
     app = models.CharField(max_length=100, blank=True, db_index=True)
     source_type = models.CharField(max_length=50, blank=True)
     answer = models.TextField(blank=True)
     answer_mode = models.CharField(max_length=20, choices=AnswerMode.choices, default=AnswerMode.EXTRACTIVE)
     chunk_ids = models.JSONField(default=list, blank=True)
     chunk_scores = models.JSONField(default=list, blank=True)
-    top_score = models.FloatField(null=True, blank=True,
-                                  help_text="The best passage's similarity; empty when nothing was found.")
+    top_score = models.FloatField(
+        null=True, blank=True, help_text="The best passage's similarity; empty when nothing was found."
+    )
     trimmed = models.BooleanField(default=False)
     trim_params = models.JSONField(default=dict, blank=True)
     tokens_before = models.PositiveIntegerField(default=0)
     tokens_in_context = models.PositiveIntegerField(default=0)
-    latency_ms = models.JSONField(default=dict, blank=True, help_text="Per stage: embedding, search, trim, llm, total.")
+    latency_ms = models.JSONField(
+        default=dict, blank=True, help_text="Per stage: embedding, search, trim, llm, total."
+    )
     llm_model = models.CharField(max_length=200, blank=True)
     llm_error = models.TextField(blank=True)
     answer_truncated = models.BooleanField(
-        default=False, help_text="The LLM's answer was longer than LLM_MAX_ANSWER_CHARS and was cut there.")
-    widget_key = models.ForeignKey(WidgetKey, null=True, blank=True, on_delete=models.SET_NULL,
-                                   related_name="queries")
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
-                             related_name="oraculo_queries")
+        default=False, help_text="The LLM's answer was longer than LLM_MAX_ANSWER_CHARS and was cut there."
+    )
+    widget_key = models.ForeignKey(
+        WidgetKey, null=True, blank=True, on_delete=models.SET_NULL, related_name="queries"
+    )
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="oraculo_queries",
+    )
     page_url = models.URLField(max_length=2000, blank=True)
     helpful = models.BooleanField(null=True, blank=True)
     feedback_comment = models.TextField(blank=True)
@@ -142,11 +180,16 @@ class QueryVector(models.Model):
     """A logged question's vector, to group near-duplicates on the gaps dashboard. A table of its own: inline,
     1.5 KB of vector would triple the width of every log row that the dashboard's aggregates scan."""
 
-    query = models.OneToOneField(OraculoQuery, primary_key=True, on_delete=models.CASCADE, related_name="vector")
+    query = models.OneToOneField(
+        OraculoQuery, primary_key=True, on_delete=models.CASCADE, related_name="vector"
+    )
     embedding = VectorField(dimensions=settings.EMBEDDING_DIMENSIONS)
 
     class Meta:
         db_table = "oraculo_query_vectors"
+
+    def __str__(self) -> str:
+        return f"vector of query {self.query_id}"
 
 
 class EvalRun(models.Model):
@@ -170,8 +213,10 @@ class EvalRun(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True, help_text="Last sign of life of its worker.")
     attempt = models.PositiveIntegerField(
-        default=0, help_text="Raised each time the run is claimed or queued again; a worker writes only while its "
-                             "attempt is the current one, so a stalled original and its replacement never both do.")
+        default=0,
+        help_text="Raised each time the run is claimed or queued again; a worker writes only while its "
+        "attempt is the current one, so a stalled original and its replacement never both do.",
+    )
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
@@ -190,8 +235,9 @@ class EvalResult(models.Model):
     question = models.TextField()
     expected_answer = models.TextField(blank=True)
     variants = models.JSONField(default=dict)
-    answer_similarity = models.FloatField(null=True, blank=True,
-                                          help_text="Cosine of the two variants' answers, when synthesized.")
+    answer_similarity = models.FloatField(
+        null=True, blank=True, help_text="Cosine of the two variants' answers, when synthesized."
+    )
     error = models.TextField(blank=True)
 
     class Meta:

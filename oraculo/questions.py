@@ -4,6 +4,7 @@ questions people asked.
 A team measures quality on its own gold set, so a file may carry the expected answer with each question; a
 malformed line is refused with its line number rather than silently skipped.
 """
+
 from __future__ import annotations
 
 import json
@@ -43,8 +44,9 @@ def labelled(items: Iterable[str | dict | LabelledQuestion]) -> list[LabelledQue
         if isinstance(item, LabelledQuestion):
             q = item
         elif isinstance(item, dict):
-            q = LabelledQuestion(str(item.get("question") or "").strip(),
-                                 str(item.get("expected_answer") or "").strip())
+            q = LabelledQuestion(
+                str(item.get("question") or "").strip(), str(item.get("expected_answer") or "").strip()
+            )
         else:
             q = LabelledQuestion(str(item).strip())
         if q.question:
@@ -81,8 +83,9 @@ def questions_parse(*, text: str, name: str = "questions") -> list[LabelledQuest
         except json.JSONDecodeError as exc:
             raise QuestionFileError(f"{where}: not valid JSON ({exc.msg}).") from exc
         if not isinstance(row, dict):
-            raise QuestionFileError(f'{where}: expected an object like {{"question": "...", '
-                                    f'"expected_answer": "..."}}.')
+            raise QuestionFileError(
+                f'{where}: expected an object like {{"question": "...", "expected_answer": "..."}}.'
+            )
         question = row.get("question")
         if not isinstance(question, str) or not question.strip():
             raise QuestionFileError(f'{where}: "question" must be a non-empty string.')
@@ -117,6 +120,11 @@ def recent_questions(*, last: int = DEFAULT_LAST, app: str | None = None) -> lis
     if app:
         qs = qs.filter(app=app)
     searched = Coalesce(NullIf("retrieval_question", Value("", output_field=TextField())), "question")
-    rows = (qs.annotate(text=Trim(searched)).exclude(text="").values("text")
-            .annotate(last_asked=Max("created_at"), last_id=Max("id")).order_by("-last_asked", "-last_id")[:last])
+    rows = (
+        qs.annotate(text=Trim(searched))
+        .exclude(text="")
+        .values("text")
+        .annotate(last_asked=Max("created_at"), last_id=Max("id"))
+        .order_by("-last_asked", "-last_id")[:last]
+    )
     return [LabelledQuestion(row["text"]) for row in rows]

@@ -4,6 +4,7 @@ Two layers on purpose: markdown-it never passes HTML through, and nh3 keeps only
 attributes and URL schemes whatever the renderer produced, so a bug in one is caught by the other. Images
 are written as their alt text: an answer never loads anything from elsewhere.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -13,12 +14,42 @@ from html import escape
 import nh3
 from markdown_it import MarkdownIt
 
-ALLOWED_TAGS = frozenset({
-    "p", "br", "hr", "strong", "em", "del", "s", "code", "pre", "blockquote", "ul", "ol", "li", "a",
-    "h1", "h2", "h3", "h4", "h5", "h6", "table", "thead", "tbody", "tr", "th", "td",
-})
-ALLOWED_ATTRIBUTES = {"a": {"href", "title"}, "ol": {"start"}, "th": {"colspan", "rowspan"},
-                      "td": {"colspan", "rowspan"}}
+ALLOWED_TAGS = frozenset(
+    {
+        "p",
+        "br",
+        "hr",
+        "strong",
+        "em",
+        "del",
+        "s",
+        "code",
+        "pre",
+        "blockquote",
+        "ul",
+        "ol",
+        "li",
+        "a",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "table",
+        "thead",
+        "tbody",
+        "tr",
+        "th",
+        "td",
+    }
+)
+ALLOWED_ATTRIBUTES = {
+    "a": {"href", "title"},
+    "ol": {"start"},
+    "th": {"colspan", "rowspan"},
+    "td": {"colspan", "rowspan"},
+}
 URL_SCHEMES = frozenset({"http", "https", "mailto"})
 LINK_REL = "noopener nofollow"
 MAX_MARKDOWN_CHARS = 100_000  # more than any passage or capped answer; bounds the work on hostile input
@@ -50,9 +81,16 @@ def _absolute_links_only(tag: str, attribute: str, value: str) -> str | None:
 
 def sanitize_html(*, html: str) -> str:
     """Only the allow-listed tags and attributes, http(s)/mailto links with rel="noopener nofollow"."""
-    return nh3.clean(html, tags=set(ALLOWED_TAGS), attributes={k: set(v) for k, v in ALLOWED_ATTRIBUTES.items()},
-                     url_schemes=set(URL_SCHEMES), link_rel=LINK_REL, strip_comments=True,
-                     clean_content_tags={"script", "style"}, attribute_filter=_absolute_links_only)
+    return nh3.clean(
+        html,
+        tags=set(ALLOWED_TAGS),
+        attributes={k: set(v) for k, v in ALLOWED_ATTRIBUTES.items()},
+        url_schemes=set(URL_SCHEMES),
+        link_rel=LINK_REL,
+        strip_comments=True,
+        clean_content_tags={"script", "style"},
+        attribute_filter=_absolute_links_only,
+    )
 
 
 def render_markdown(*, text: str) -> str:
@@ -67,5 +105,7 @@ def render_extractive(*, labels: Sequence[str], passages: Sequence[str]) -> str:
     next), under its citation and label."""
     parts = []
     for n, (label, passage) in enumerate(zip(labels, passages, strict=True), start=1):
-        parts.append(f"<p><strong>[{n}] {escape(label, quote=False)}</strong></p>{render_markdown(text=passage)}")
+        parts.append(
+            f"<p><strong>[{n}] {escape(label, quote=False)}</strong></p>{render_markdown(text=passage)}"
+        )
     return sanitize_html(html="".join(parts))

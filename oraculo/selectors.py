@@ -1,4 +1,5 @@
 """Reads for Oráculo: widget keys and their origins, logged queries, and the service's health."""
+
 from __future__ import annotations
 
 import logging
@@ -35,7 +36,8 @@ def origin_allowed_by_any_key(*, origin: str) -> bool:
     if not origin or origin_problem(origin):
         return False
     return WidgetKey.objects.filter(
-        Q(allowed_origins__contains=[origin]) | Q(allowed_origins__contains=[origin + "/"]), is_active=True,
+        Q(allowed_origins__contains=[origin]) | Q(allowed_origins__contains=[origin + "/"]),
+        is_active=True,
     ).exists()
 
 
@@ -64,9 +66,15 @@ def health_check() -> Health:
         logger.exception("health check: the database is unreachable")
         database = False
     configured = llm_configured()
-    return Health(database=database, pgvector_version=version, embedder_backend=settings.EMBEDDING_BACKEND,
-                  embedder_model=configured_model_name(), embedder_dimensions=settings.EMBEDDING_DIMENSIONS,
-                  llm_configured=configured, llm_model=settings.LLM_MODEL if configured else "")
+    return Health(
+        database=database,
+        pgvector_version=version,
+        embedder_backend=settings.EMBEDDING_BACKEND,
+        embedder_model=configured_model_name(),
+        embedder_dimensions=settings.EMBEDDING_DIMENSIONS,
+        llm_configured=configured,
+        llm_model=settings.LLM_MODEL if configured else "",
+    )
 
 
 def demo_widget_key_get() -> WidgetKey | None:
@@ -80,17 +88,30 @@ def query_feedback_token(*, query_id: int) -> str:
     return salted_hmac("oraculo.query-feedback", str(query_id), algorithm="sha256").hexdigest()
 
 
-def query_get_owned(*, query_id: int, token: str, widget_key: WidgetKey | None = None,
-                    user=None) -> OraculoQuery | None:
+def query_get_owned(
+    *, query_id: int, token: str, widget_key: WidgetKey | None = None, user=None
+) -> OraculoQuery | None:
     """The query, if `token` is its feedback token and the widget key or user is the one that asked it; None
     for a missing query, a wrong token or another caller's query alike, so nobody learns which ids exist."""
     query = OraculoQuery.objects.filter(pk=query_id).first()
-    asked_by_key = (query is not None and query.widget_key_id is not None and widget_key is not None
-                    and query.widget_key_id == widget_key.pk)
-    asked_by_user = (query is not None and query.user_id is not None and user is not None
-                     and user.is_authenticated and query.user_id == user.pk)
-    if not (token and constant_time_compare(token, query_feedback_token(query_id=query_id))
-            and (asked_by_key or asked_by_user)):
+    asked_by_key = (
+        query is not None
+        and query.widget_key_id is not None
+        and widget_key is not None
+        and query.widget_key_id == widget_key.pk
+    )
+    asked_by_user = (
+        query is not None
+        and query.user_id is not None
+        and user is not None
+        and user.is_authenticated
+        and query.user_id == user.pk
+    )
+    if not (
+        token
+        and constant_time_compare(token, query_feedback_token(query_id=query_id))
+        and (asked_by_key or asked_by_user)
+    ):
         return None
     return query
 
@@ -98,6 +119,9 @@ def query_get_owned(*, query_id: int, token: str, widget_key: WidgetKey | None =
 def thread_turns(*, previous: OraculoQuery, turns: int) -> list[OraculoQuery]:
     """The last `turns` questions of `previous`'s thread up to it, oldest first: what a follow-up's LLM sees."""
     root = previous.thread_id or previous.pk
-    rows = (OraculoQuery.objects.filter(Q(pk=root) | Q(thread_id=root), pk__lte=previous.pk)
-            .only("question", "answer", "answer_mode").order_by("-pk")[:turns])
+    rows = (
+        OraculoQuery.objects.filter(Q(pk=root) | Q(thread_id=root), pk__lte=previous.pk)
+        .only("question", "answer", "answer_mode")
+        .order_by("-pk")[:turns]
+    )
     return list(reversed(rows))

@@ -1,4 +1,5 @@
 """Background tasks (django-tasks, database backend: `manage.py db_worker` runs them)."""
+
 from __future__ import annotations
 
 from django_tasks import task

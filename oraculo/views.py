@@ -1,4 +1,5 @@
 """Oráculo's pages: the widget demo."""
+
 from __future__ import annotations
 
 from django.conf import settings
@@ -14,5 +15,8 @@ def demo(request: HttpRequest) -> HttpResponse:
     if not settings.DEMO_PAGE:
         raise Http404("The demo page is off (DEMO_PAGE).")
     lang = "es" if request.GET.get("lang", "").lower().startswith("es") else "en"
-    return render(request, "oraculo/demo.html",
-                  {"widget_key": demo_widget_key_get(), "app": settings.DEMO_APP, "lang": lang})
+    return render(
+        request,
+        "oraculo/demo.html",
+        {"widget_key": demo_widget_key_get(), "app": settings.DEMO_APP, "lang": lang},
+    )

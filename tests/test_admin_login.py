@@ -1,5 +1,6 @@
 """The admin login is rate-limited (django-axes): after AXES_FAILURE_LIMIT wrong passwords for a user name from
 one IP, even the right password is refused until the cool-off; other IPs and users are not locked."""
+
 from __future__ import annotations
 
 import pytest

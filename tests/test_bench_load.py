@@ -1,4 +1,5 @@
 """bench/load.py measures this machine only, within bounds."""
+
 from __future__ import annotations
 
 import sys
@@ -7,17 +8,20 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
-import load  # noqa: E402
+import load
 
 
-@pytest.mark.parametrize("args", [
-    ["--url", "http://example.com:8000", "--token", "t"],
-    ["--url", "http://10.0.0.1:8000", "--token", "t"],
-    ["--url", "https://127.0.0.1:8000", "--token", "t"],
-    ["--clients", "500", "--token", "t"],
-    ["--duration", "3600", "--token", "t"],
-    ["--url", "http://127.0.0.1:8000"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--url", "http://example.com:8000", "--token", "t"],
+        ["--url", "http://10.0.0.1:8000", "--token", "t"],
+        ["--url", "https://127.0.0.1:8000", "--token", "t"],
+        ["--clients", "500", "--token", "t"],
+        ["--duration", "3600", "--token", "t"],
+        ["--url", "http://127.0.0.1:8000"],
+    ],
+)
 def test_refuses_anything_but_a_bounded_loopback_run(args, capsys):
     with pytest.raises(SystemExit) as exit_:
         load.main(args)
@@ -26,4 +30,8 @@ def test_refuses_anything_but_a_bounded_loopback_run(args, capsys):
 
 def test_percentiles():
     values = [float(v) for v in range(1, 101)]
-    assert (load.percentile(values, 50), load.percentile(values, 95), load.percentile(values, 99)) == (50, 95, 99)
+    assert (load.percentile(values, 50), load.percentile(values, 95), load.percentile(values, 99)) == (
+        50,
+        95,
+        99,
+    )

@@ -1,5 +1,6 @@
 """Production settings: DEBUG is off unless asked for, `check --deploy` is clean with the README's production
 environment, the throttling check warns about what it needs, and error pages never show credentials."""
+
 from __future__ import annotations
 
 import os
@@ -9,7 +10,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 from django.test import RequestFactory
 from django.views.debug import ExceptionReporter
 
@@ -20,7 +20,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def production_env() -> dict[str, str]:
     """The variables of the README's production block, with a real random SECRET_KEY."""
-    block = re.search(r"```sh\n\s*# The production environment\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+    block = re.search(
+        r"```sh\n\s*# The production environment\n(.*?)```", (ROOT / "README.md").read_text(), re.S
+    )
     assert block, "README.md has no production environment block"
     lines = [line.strip() for line in block[1].splitlines()]
     env = dict(line.split("=", 1) for line in lines if line and not line.startswith("#"))
@@ -30,14 +32,24 @@ def production_env() -> dict[str, str]:
 
 
 def manage(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
-    clean = {k: v for k, v in os.environ.items() if k not in {"DEBUG", "SECRET_KEY", "DJANGO_SETTINGS_MODULE"}}
-    return subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=clean | env, capture_output=True,
-                          text=True, timeout=120)
+    clean = {
+        k: v for k, v in os.environ.items() if k not in {"DEBUG", "SECRET_KEY", "DJANGO_SETTINGS_MODULE"}
+    }
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=clean | env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_debug_is_off_unless_asked_for_and_then_a_secret_key_is_required():
     shell = "from django.conf import settings; print(settings.DEBUG)"
-    assert manage("shell", "--no-imports", "-c", shell, env={"SECRET_KEY": "x" * 50}).stdout.strip() == "False"
+    assert (
+        manage("shell", "--no-imports", "-c", shell, env={"SECRET_KEY": "x" * 50}).stdout.strip() == "False"
+    )
     refused = manage("shell", "--no-imports", "-c", shell, env={})
     assert refused.returncode != 0 and "Set the SECRET_KEY environment variable" in refused.stderr
     assert manage("shell", "--no-imports", "-c", shell, env={"DEBUG": "true"}).stdout.strip() == "True"
@@ -48,8 +60,10 @@ def test_check_deploy_is_clean_with_the_documented_production_environment():
     result = manage("check", "--deploy", "--fail-level", "WARNING", env=env)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "System check identified no issues" in result.stdout
-    shell = ("from django.conf import settings as s; "
-             "print(s.SECURE_SSL_REDIRECT, s.SECURE_HSTS_SECONDS, s.SESSION_COOKIE_SECURE, s.CSRF_COOKIE_SECURE)")
+    shell = (
+        "from django.conf import settings as s; "
+        "print(s.SECURE_SSL_REDIRECT, s.SECURE_HSTS_SECONDS, s.SESSION_COOKIE_SECURE, s.CSRF_COOKIE_SECURE)"
+    )
     printed = manage("shell", "--no-imports", "-c", shell, env=env).stdout.split()
     assert printed == ["True", env["SECURE_HSTS_SECONDS"], "True", "True"]
 
@@ -66,8 +80,12 @@ def test_the_throttling_check_warns_about_proxies_and_a_per_process_cache(settin
     settings.NUM_PROXIES_SET = False
     assert [w.id for w in throttling_is_shared_and_sees_clients()] == ["oraculo.W001", "oraculo.W002"]
     settings.NUM_PROXIES_SET = True
-    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
-                                   "LOCATION": "redis://127.0.0.1:1/0"}}
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": "redis://127.0.0.1:1/0",
+        }
+    }
     assert throttling_is_shared_and_sees_clients() == []
     settings.DEBUG = True
     settings.NUM_PROXIES_SET = False

@@ -1,5 +1,6 @@
 """Hostile input at every door: deeply nested JSON, NUL characters and lone surrogates are a 400 with a message,
 never a 500 (a RecursionError in the parser, PostgreSQL refusing the text) nor a 503; nothing is stored."""
+
 from __future__ import annotations
 
 import pytest
@@ -18,9 +19,20 @@ NESTED_FIELD = '{"question": ' + "[" * 50 + "]" * 50 + "}"
 NUL = '{"question": "How do I reset\\u0000 my password?"}'
 SURROGATE = '{"question": "How do I reset \\ud800 my password?"}'
 NUL_KEY = '{"question": "How?", "x\\u0000": 1}'
-BODIES = {"deep": DEEP, "nested field": NESTED_FIELD, "NUL": NUL, "lone surrogate": SURROGATE, "NUL key": NUL_KEY}
-MESSAGES = {"deep": "nested too deeply", "nested field": "nested too deeply", "NUL": "NUL characters",
-            "lone surrogate": "lone surrogates", "NUL key": "NUL characters"}
+BODIES = {
+    "deep": DEEP,
+    "nested field": NESTED_FIELD,
+    "NUL": NUL,
+    "lone surrogate": SURROGATE,
+    "NUL key": NUL_KEY,
+}
+MESSAGES = {
+    "deep": "nested too deeply",
+    "nested field": "nested too deeply",
+    "NUL": "NUL characters",
+    "lone surrogate": "lone surrogates",
+    "NUL key": "NUL characters",
+}
 
 
 @pytest.fixture
@@ -31,8 +43,9 @@ def widget_key(library) -> WidgetKey:
 @pytest.fixture
 def staff(db) -> APIClient:
     user = User.objects.create_user("staff", is_staff=True)
-    user.user_permissions.set(Permission.objects.filter(
-        codename__in=["add_evalrun", "view_evalrun", "view_oraculoquery"]))
+    user.user_permissions.set(
+        Permission.objects.filter(codename__in=["add_evalrun", "view_evalrun", "view_oraculoquery"])
+    )
     client = APIClient()
     client.force_authenticate(user)
     return client
@@ -46,10 +59,13 @@ def assert_refused(response, name: str) -> None:
 
 @pytest.mark.parametrize("name", BODIES)
 def test_ask_refuses_with_a_400(name, widget_key, settings):
-    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK,
-                               "DEFAULT_THROTTLE_RATES": {"widget_key": "1000/min", "client_ip": "1000/min"}}
-    response = APIClient().post("/api/v1/ask", BODIES[name], content_type="application/json",
-                                HTTP_X_WIDGET_KEY=widget_key.key)
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {"widget_key": "1000/min", "client_ip": "1000/min"},
+    }
+    response = APIClient().post(
+        "/api/v1/ask", BODIES[name], content_type="application/json", HTTP_X_WIDGET_KEY=widget_key.key
+    )
     assert_refused(response, name)
     assert not OraculoQuery.objects.exists()
 
@@ -58,8 +74,12 @@ def test_ask_refuses_with_a_400(name, widget_key, settings):
 def test_feedback_refuses_with_a_400(name, widget_key):
     query = OraculoQuery.objects.create(question="Q", widget_key=widget_key)
     body = BODIES[name].replace('"question"', '"comment"')
-    response = APIClient().post(f"/api/v1/queries/{query.pk}/feedback", body, content_type="application/json",
-                                HTTP_X_WIDGET_KEY=widget_key.key)
+    response = APIClient().post(
+        f"/api/v1/queries/{query.pk}/feedback",
+        body,
+        content_type="application/json",
+        HTTP_X_WIDGET_KEY=widget_key.key,
+    )
     assert_refused(response, name)
     query.refresh_from_db()
     assert query.feedback_at is None
@@ -73,9 +93,13 @@ def test_search_refuses_with_a_400(name, staff, library):
 
 @pytest.mark.parametrize("name", BODIES)
 def test_eval_api_refuses_with_a_400(name, staff, library):
-    body = {"deep": DEEP, "nested field": '{"questions": ' + "[" * 50 + '"Q"' + "]" * 50 + "}",
-            "NUL": '{"questions": ["How\\u0000?"]}', "NUL key": '{"questions": ["How?"], "x\\u0000": 1}',
-            "lone surrogate": '{"questions": [{"question": "How?", "expected_answer": "\\udfff"}]}'}[name]
+    body = {
+        "deep": DEEP,
+        "nested field": '{"questions": ' + "[" * 50 + '"Q"' + "]" * 50 + "}",
+        "NUL": '{"questions": ["How\\u0000?"]}',
+        "NUL key": '{"questions": ["How?"], "x\\u0000": 1}',
+        "lone surrogate": '{"questions": [{"question": "How?", "expected_answer": "\\udfff"}]}',
+    }[name]
     assert_refused(staff.post("/api/v1/eval-runs", body, content_type="application/json"), name)
     assert not EvalRun.objects.exists()
 
@@ -90,21 +114,36 @@ def test_a_nul_in_a_credential_is_a_401(header, widget_key):
 def test_a_valid_token_still_authenticates(library):
     user = User.objects.create_user("integration")
     token = Token.objects.create(user=user)
-    response = APIClient().post("/api/v1/ask", {"question": "How?", "app": library}, format="json",
-                                HTTP_AUTHORIZATION=f"Token {token.key}")
+    response = APIClient().post(
+        "/api/v1/ask",
+        {"question": "How?", "app": library},
+        format="json",
+        HTTP_AUTHORIZATION=f"Token {token.key}",
+    )
     assert response.status_code == 200
 
 
-@pytest.mark.parametrize(("content", "message"), [
-    (b"How do I reset\x00 my password?\n", "NUL characters"),
-    (b'{"question": "How do I reset \\ud800 my password?"}\n', "lone surrogates"),
-    (b'{"question": "Q", "expected_answer": "a\\u0000b"}\n', "NUL characters"),
-])
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"How do I reset\x00 my password?\n", "NUL characters"),
+        (b'{"question": "How do I reset \\ud800 my password?"}\n', "lone surrogates"),
+        (b'{"question": "Q", "expected_answer": "a\\u0000b"}\n', "NUL characters"),
+    ],
+)
 def test_admin_question_files_are_refused_with_a_message(admin_client, library, content, message):
     upload = SimpleUploadedFile("gold.jsonl" if content.startswith(b"{") else "gold.txt", content)
-    response = admin_client.post(reverse("admin:oraculo_oraculoquery_evaluate"),
-                                 {"top_k": 3, "trim_threshold": 0.9, "trim_window": 1,
-                                  "variants": ["baseline", "trim"], "app": library, "questions_file": upload})
+    response = admin_client.post(
+        reverse("admin:oraculo_oraculoquery_evaluate"),
+        {
+            "top_k": 3,
+            "trim_threshold": 0.9,
+            "trim_window": 1,
+            "variants": ["baseline", "trim"],
+            "app": library,
+            "questions_file": upload,
+        },
+    )
     assert response.status_code == 200
     assert message in response.content.decode()
     assert not EvalRun.objects.exists()

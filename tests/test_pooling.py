@@ -1,5 +1,6 @@
 """Connection pooling: Django's psycopg pool in a real gunicorn serving asks and searches, and the search's
 pgvector settings kept inside its own transaction (what PgBouncer in transaction mode needs)."""
+
 from __future__ import annotations
 
 import json
@@ -41,17 +42,31 @@ def show_ef_search() -> str:
 
 
 def test_the_pool_settings_make_a_pooled_entry_without_persistent_connections():
-    pooled = connection_settings(url_config={"NAME": "x"}, conn_max_age=60, connect_timeout=5,
-                                 pool={"min_size": 2, "max_size": 8, "timeout": 3.0},
-                                 disable_server_side_cursors=True)
+    pooled = connection_settings(
+        url_config={"NAME": "x"},
+        conn_max_age=60,
+        connect_timeout=5,
+        pool={"min_size": 2, "max_size": 8, "timeout": 3.0},
+        disable_server_side_cursors=True,
+    )
     assert pooled["OPTIONS"]["pool"] == {"min_size": 2, "max_size": 8, "timeout": 3.0}
     assert pooled["CONN_MAX_AGE"] == 0, "Django refuses persistent connections with its pool"
     assert pooled["DISABLE_SERVER_SIDE_CURSORS"] is True
-    plain = connection_settings(url_config={"NAME": "x"}, conn_max_age=60, connect_timeout=5, pool=None,
-                                disable_server_side_cursors=False)
+    plain = connection_settings(
+        url_config={"NAME": "x"},
+        conn_max_age=60,
+        connect_timeout=5,
+        pool=None,
+        disable_server_side_cursors=False,
+    )
     assert "pool" not in plain["OPTIONS"] and plain["CONN_MAX_AGE"] == 60
-    replicas = replica_databases(urls=["postgres://u@r1/db", " ", "postgres://u@r2:6432/db"], conn_max_age=60,
-                                 connect_timeout=5, pool=None, disable_server_side_cursors=True)
+    replicas = replica_databases(
+        urls=["postgres://u@r1/db", " ", "postgres://u@r2:6432/db"],
+        conn_max_age=60,
+        connect_timeout=5,
+        pool=None,
+        disable_server_side_cursors=True,
+    )
     assert list(replicas) == ["replica_1", "replica_2"]
     assert (replicas["replica_2"]["HOST"], replicas["replica_2"]["PORT"]) == ("r2", 6432)
     assert replicas["replica_1"]["TEST"]["MIRROR"] == "default"
@@ -70,8 +85,10 @@ def test_ef_search_is_set_locally_inside_the_search_transaction_and_never_leaks(
     assert hits and "lamp" in hits[0].text
     statements = [q["sql"] for q in queries.captured_queries]
     begin = statements.index("BEGIN")
-    assert statements[begin + 1:begin + 3] == ["SET LOCAL hnsw.ef_search = 64",
-                                               "SET LOCAL hnsw.iterative_scan = strict_order"]
+    assert statements[begin + 1 : begin + 3] == [
+        "SET LOCAL hnsw.ef_search = 64",
+        "SET LOCAL hnsw.iterative_scan = strict_order",
+    ]
     assert "<=>" in statements[begin + 3] and statements[begin + 4] == "COMMIT"
     assert show_ef_search() == "40"
 
@@ -85,8 +102,12 @@ def test_without_ef_search_an_unfiltered_search_opens_no_transaction(settings):
 
 
 def post(url: str, body: dict, token: str) -> tuple[int, dict]:
-    request = Request(url, data=json.dumps(body).encode(), method="POST",
-                      headers={"Content-Type": "application/json", "Authorization": f"Token {token}"})
+    request = Request(
+        url,
+        data=json.dumps(body).encode(),
+        method="POST",
+        headers={"Content-Type": "application/json", "Authorization": f"Token {token}"},
+    )
     try:
         with urlopen(request, timeout=60) as response:
             return response.status, json.loads(response.read())
@@ -96,8 +117,9 @@ def post(url: str, body: dict, token: str) -> tuple[int, dict]:
 
 def pooled_connections(dsn: str, application_name: str) -> int:
     with psycopg.connect(dsn, autocommit=True) as conn:
-        return conn.execute("SELECT count(*) FROM pg_stat_activity WHERE application_name = %s",
-                            [application_name]).fetchone()[0]
+        return conn.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s", [application_name]
+        ).fetchone()[0]
 
 
 @pytest.mark.django_db(transaction=True)
@@ -116,17 +138,42 @@ def test_gunicorn_with_the_pool_on_answers_concurrent_asks_and_searches():
     application_name = f"oraculo-pool-{uuid.uuid4().hex[:8]}"
     dsn = f"host={socket_dir} user={primary['USER']} dbname={primary['NAME']}"
     port = free_port()
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings",
-           "DATABASE_URL": f"postgres://{primary['USER']}@/{primary['NAME']}?host={socket_dir}"
-                           f"&application_name={application_name}",
-           "DATABASE_POOL": "true", "DATABASE_POOL_MIN_SIZE": "3", "DATABASE_POOL_MAX_SIZE": "4",
-           "DATABASE_POOL_TIMEOUT": "20", "DATABASE_DISABLE_SERVER_SIDE_CURSORS": "true",
-           "RETRIEVAL_EF_SEARCH": "64", "LLM_BASE_URL": "", "LLM_MODEL": "", "EMBEDDING_THREADS": "1"}
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "DATABASE_URL": f"postgres://{primary['USER']}@/{primary['NAME']}?host={socket_dir}"
+        f"&application_name={application_name}",
+        "DATABASE_POOL": "true",
+        "DATABASE_POOL_MIN_SIZE": "3",
+        "DATABASE_POOL_MAX_SIZE": "4",
+        "DATABASE_POOL_TIMEOUT": "20",
+        "DATABASE_DISABLE_SERVER_SIDE_CURSORS": "true",
+        "RETRIEVAL_EF_SEARCH": "64",
+        "LLM_BASE_URL": "",
+        "LLM_MODEL": "",
+        "EMBEDDING_THREADS": "1",
+    }
     gunicorn = Path(sys.executable).with_name("gunicorn")
-    server = subprocess.Popen([str(gunicorn), "config.wsgi:application", "-b", f"127.0.0.1:{port}", "-w", "1",
-                               "-k", "gthread", "--threads", "8", "--timeout", "120"],
-                              cwd=django_settings.BASE_DIR, env=env, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE)
+    server = subprocess.Popen(
+        [
+            str(gunicorn),
+            "config.wsgi:application",
+            "-b",
+            f"127.0.0.1:{port}",
+            "-w",
+            "1",
+            "-k",
+            "gthread",
+            "--threads",
+            "8",
+            "--timeout",
+            "120",
+        ],
+        cwd=django_settings.BASE_DIR,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     try:
         wait_for_port(port, process=server, timeout=60)
         base = f"http://127.0.0.1:{port}/api/v1"
@@ -136,7 +183,9 @@ def test_gunicorn_with_the_pool_on_answers_concurrent_asks_and_searches():
         deadline = time.monotonic() + 20
         while pooled_connections(dsn, application_name) < 3 and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert 3 <= pooled_connections(dsn, application_name) <= 4, "one request, yet the pool's minimum is open"
+        assert 3 <= pooled_connections(dsn, application_name) <= 4, (
+            "one request, yet the pool's minimum is open"
+        )
 
         def call(n: int) -> tuple[int, str]:
             if n % 2:

@@ -1,6 +1,7 @@
 """The read-replica router against two real PostgreSQL servers: the embedded primary and a streaming standby of it
 (tests/pgreplica.py). Pausing the standby's WAL replay makes it deterministically stale, so a test can tell which
 server answered a read by whether a row written on the primary is visible."""
+
 from __future__ import annotations
 
 import os
@@ -38,15 +39,25 @@ def streaming_replica(django_db_setup, django_db_blocker) -> StreamingReplica:
     if os.environ.get("DATABASE_URL"):
         pytest.skip("the replica is made from the embedded server; DATABASE_URL points elsewhere")
     primary_pgdata = Path(os.environ.get("EMBEDDED_PGDATA") or django_settings.VAR_DIR / "pgdata").resolve()
-    replica = start_streaming_replica(primary_pgdata=primary_pgdata,
-                                      replica_pgdata=(django_settings.VAR_DIR / f"pgreplica-{os.getpid()}").resolve())
+    replica = start_streaming_replica(
+        primary_pgdata=primary_pgdata,
+        replica_pgdata=(django_settings.VAR_DIR / f"pgreplica-{os.getpid()}").resolve(),
+    )
     primary = connections[DEFAULT_DB_ALIAS].settings_dict
     # A read that waits on the standby (a lock its paused replay still holds) fails after 30 s instead of
     # hanging the suite.
-    options = {**primary["OPTIONS"], "host": replica.socket_dir,
-               "options": f"{primary['OPTIONS'].get('options', '')} -c statement_timeout=30000".strip()}
-    connections.settings[REPLICA] = {**primary, "HOST": "", "PORT": "", "OPTIONS": options,
-                                     "TEST": {**primary["TEST"], "MIRROR": DEFAULT_DB_ALIAS}}
+    options = {
+        **primary["OPTIONS"],
+        "host": replica.socket_dir,
+        "options": f"{primary['OPTIONS'].get('options', '')} -c statement_timeout=30000".strip(),
+    }
+    connections.settings[REPLICA] = {
+        **primary,
+        "HOST": "",
+        "PORT": "",
+        "OPTIONS": options,
+        "TEST": {**primary["TEST"], "MIRROR": DEFAULT_DB_ALIAS},
+    }
     try:
         yield replica
     finally:
@@ -74,11 +85,28 @@ def found(app: str) -> bool:
 
 
 def test_statements_that_write_are_told_from_reads():
-    reads = ["SELECT 1", "  select * from t", "(SELECT 1) UNION (SELECT 2)", "SET LOCAL hnsw.ef_search = 100",
-             "SAVEPOINT s1", "RELEASE SAVEPOINT s1", "WITH q AS (SELECT 1) SELECT * FROM q", "SHOW hnsw.ef_search"]
-    writes = ["INSERT INTO t VALUES (1)", "update t set x = 1", "DELETE FROM t", "TRUNCATE t", "CREATE TABLE t ()",
-              "COPY t FROM STDIN", "WITH gone AS (DELETE FROM t RETURNING id) SELECT count(*) FROM gone",
-              "ALTER TABLE t ADD x int", "VACUUM t", ""]
+    reads = [
+        "SELECT 1",
+        "  select * from t",
+        "(SELECT 1) UNION (SELECT 2)",
+        "SET LOCAL hnsw.ef_search = 100",
+        "SAVEPOINT s1",
+        "RELEASE SAVEPOINT s1",
+        "WITH q AS (SELECT 1) SELECT * FROM q",
+        "SHOW hnsw.ef_search",
+    ]
+    writes = [
+        "INSERT INTO t VALUES (1)",
+        "update t set x = 1",
+        "DELETE FROM t",
+        "TRUNCATE t",
+        "CREATE TABLE t ()",
+        "COPY t FROM STDIN",
+        "WITH gone AS (DELETE FROM t RETURNING id) SELECT count(*) FROM gone",
+        "ALTER TABLE t ADD x int",
+        "VACUUM t",
+        "",
+    ]
     assert [statement_writes(s) for s in reads] == [False] * len(reads)
     assert [statement_writes(s) for s in writes] == [True] * len(writes)
 
@@ -93,8 +121,11 @@ def test_searches_read_the_replica_and_writes_go_to_the_primary(replica):
     with fresh_run():
         ingest("moon-a")
     replica.wait_until_replayed()
-    with fresh_run(), CaptureQueriesContext(connections[REPLICA]) as on_replica, \
-            CaptureQueriesContext(connections[DEFAULT_DB_ALIAS]) as on_primary:
+    with (
+        fresh_run(),
+        CaptureQueriesContext(connections[REPLICA]) as on_replica,
+        CaptureQueriesContext(connections[DEFAULT_DB_ALIAS]) as on_primary,
+    ):
         assert found("moon-a")
         assert Chunk.objects.all().db == DEFAULT_DB_ALIAS, "outside replica_reads() reads stay on the primary"
         ingest("moon-a-more", n=40)
@@ -142,13 +173,11 @@ def test_a_raw_sql_write_pins_the_run_too(replica):
 
 def test_everything_in_a_transaction_reads_the_primary(replica):
     replica.pause_replay()
+    with fresh_run(), transaction.atomic(), replica_reads():
+        assert read_alias() == DEFAULT_DB_ALIAS
     with fresh_run(), transaction.atomic():
-        with replica_reads():
-            assert read_alias() == DEFAULT_DB_ALIAS
-    with fresh_run():
-        with transaction.atomic():
-            ingest("moon-d")
-            assert found("moon-d")
+        ingest("moon-d")
+        assert found("moon-d")
 
 
 def test_each_request_starts_unpinned_and_pins_itself_when_it_writes(replica):
@@ -170,7 +199,8 @@ def test_each_request_starts_unpinned_and_pins_itself_when_it_writes(replica):
     factory = RequestFactory()
     assert PrimaryPinningMiddleware(ingest_then_search)(factory.post("/")).content == b'{"found": true}'
     assert PrimaryPinningMiddleware(search_only)(factory.get("/")).content == (
-        b'{"found": false, "alias": "%s"}' % REPLICA.encode())
+        b'{"found": false, "alias": "%s"}' % REPLICA.encode()
+    )
 
 
 def _alias_in_scope() -> str:
@@ -184,13 +214,15 @@ def test_the_search_api_reads_the_replica_even_after_the_caller_wrote(replica, c
     token = Token.objects.create(user=user)
     ingest("moon-f")
     body = {"query": QUESTION, "top_k": 1, "app": "moon-f"}
-    response = client.post("/api/v1/search", body, content_type="application/json",
-                           HTTP_AUTHORIZATION=f"Token {token.key}")
+    response = client.post(
+        "/api/v1/search", body, content_type="application/json", HTTP_AUTHORIZATION=f"Token {token.key}"
+    )
     assert response.status_code == 200 and response.json()["chunks"] == []
     replica.resume_replay()
     replica.wait_until_replayed()
-    response = client.post("/api/v1/search", body, content_type="application/json",
-                           HTTP_AUTHORIZATION=f"Token {token.key}")
+    response = client.post(
+        "/api/v1/search", body, content_type="application/json", HTTP_AUTHORIZATION=f"Token {token.key}"
+    )
     assert len(response.json()["chunks"]) == 1
 
 
@@ -199,7 +231,9 @@ def test_the_dashboard_list_reads_the_replica(replica, client):
     client.force_login(admin)
     replica.wait_until_replayed()
     replica.pause_replay()
-    OraculoQuery.objects.create(question="Where is the moon base airlock?", answer="-", answer_mode="extractive")
+    OraculoQuery.objects.create(
+        question="Where is the moon base airlock?", answer="-", answer_mode="extractive"
+    )
     page = client.get("/admin/oraculo/oraculoquery/")
     assert page.status_code == 200 and "moon base airlock" not in page.content.decode()
     replica.resume_replay()

@@ -1,4 +1,5 @@
 """Request and response shapes of the search API (the seed's bib_ask)."""
+
 from __future__ import annotations
 
 from django.conf import settings
@@ -13,20 +14,28 @@ class SearchRequestSerializer(StrictInputSerializer):
     top_k = serializers.IntegerField(min_value=1, max_value=MAX_TOP_K, default=5)
     trim = serializers.BooleanField(required=False, allow_null=True, default=None)
     hybrid = serializers.BooleanField(
-        required=False, allow_null=True, default=None,
-        help_text="Fuse full-text search with the vector search; null follows RETRIEVAL_HYBRID.")
-    trim_threshold = serializers.FloatField(min_value=-1.0, max_value=1.0, required=False, allow_null=True,
-                                            default=None)
-    trim_window = serializers.IntegerField(min_value=0, max_value=10, required=False, allow_null=True, default=None)
-    trim_min_sentences = serializers.IntegerField(min_value=1, max_value=50, required=False, allow_null=True,
-                                                  default=None)
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="Fuse full-text search with the vector search; null follows RETRIEVAL_HYBRID.",
+    )
+    trim_threshold = serializers.FloatField(
+        min_value=-1.0, max_value=1.0, required=False, allow_null=True, default=None
+    )
+    trim_window = serializers.IntegerField(
+        min_value=0, max_value=10, required=False, allow_null=True, default=None
+    )
+    trim_min_sentences = serializers.IntegerField(
+        min_value=1, max_value=50, required=False, allow_null=True, default=None
+    )
     app = TextField(required=False, allow_blank=True, default="", max_length=100)
     source_type = TextField(required=False, allow_blank=True, default="", max_length=50)
 
     def validate_query(self, value: str) -> str:
         if len(value) > settings.QUERY_MAX_LENGTH:
             raise serializers.ValidationError(
-                f"Ensure this field has no more than {settings.QUERY_MAX_LENGTH} characters.")
+                f"Ensure this field has no more than {settings.QUERY_MAX_LENGTH} characters."
+            )
         return value
 
 

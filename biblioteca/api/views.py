@@ -1,4 +1,5 @@
 """POST /api/v1/search: retrieval (optionally trimmed) for staff and API tokens."""
+
 from __future__ import annotations
 
 from drf_spectacular.utils import OpenApiResponse, extend_schema
@@ -13,22 +14,37 @@ from config.api import IsStaffOrToken
 class SearchView(APIView):
     permission_classes = [IsStaffOrToken]
 
-    @extend_schema(request=SearchRequestSerializer,
-                   responses={200: SearchResponseSerializer,
-                              503: OpenApiResponse(description="Database or embedding model unavailable.")},
-                   summary="Search the library", tags=["biblioteca"])
+    @extend_schema(
+        request=SearchRequestSerializer,
+        responses={
+            200: SearchResponseSerializer,
+            503: OpenApiResponse(description="Database or embedding model unavailable."),
+        },
+        summary="Search the library",
+        tags=["biblioteca"],
+    )
     def post(self, request):
         params = SearchRequestSerializer(data=request.data)
         params.is_valid(raise_exception=True)
         data = params.validated_data
-        result = retrieve(data["query"], top_k=data["top_k"], trim=data["trim"],
-                          trim_threshold=data["trim_threshold"], trim_window=data["trim_window"],
-                          trim_min_sentences=data["trim_min_sentences"], hybrid=data["hybrid"],
-                          filters={"app": data["app"] or None, "source_type": data["source_type"] or None})
-        return Response(SearchResponseSerializer({
-            "chunks": [c.as_dict() for c in result.chunks],
-            "tokens_in_context": result.tokens_in_context,
-            "tokens_before": result.tokens_before,
-            "trimmed": result.trimmed,
-            "timings_ms": result.timings_ms,
-        }).data)
+        result = retrieve(
+            data["query"],
+            top_k=data["top_k"],
+            trim=data["trim"],
+            trim_threshold=data["trim_threshold"],
+            trim_window=data["trim_window"],
+            trim_min_sentences=data["trim_min_sentences"],
+            hybrid=data["hybrid"],
+            filters={"app": data["app"] or None, "source_type": data["source_type"] or None},
+        )
+        return Response(
+            SearchResponseSerializer(
+                {
+                    "chunks": [c.as_dict() for c in result.chunks],
+                    "tokens_in_context": result.tokens_in_context,
+                    "tokens_before": result.tokens_before,
+                    "trimmed": result.trimmed,
+                    "timings_ms": result.timings_ms,
+                }
+            ).data
+        )

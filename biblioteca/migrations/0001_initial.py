@@ -9,81 +9,128 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
-    dependencies = [
-    ]
+    dependencies = []
 
     operations = [
         VectorExtension(),
         migrations.CreateModel(
-            name='Document',
+            name="Document",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('app', models.CharField(db_index=True, default='default', max_length=100)),
-                ('source_path', models.CharField(max_length=1000)),
-                ('source_type', models.CharField(db_index=True, default='docs', max_length=50)),
-                ('title', models.CharField(max_length=500)),
-                ('url', models.URLField(blank=True, max_length=1000)),
-                ('content_hash', models.CharField(max_length=16)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('modified_at', models.DateTimeField(auto_now=True)),
-                ('ingested_at', models.DateTimeField(blank=True, null=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("app", models.CharField(db_index=True, default="default", max_length=100)),
+                ("source_path", models.CharField(max_length=1000)),
+                ("source_type", models.CharField(db_index=True, default="docs", max_length=50)),
+                ("title", models.CharField(max_length=500)),
+                ("url", models.URLField(blank=True, max_length=1000)),
+                ("content_hash", models.CharField(max_length=16)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("modified_at", models.DateTimeField(auto_now=True)),
+                ("ingested_at", models.DateTimeField(blank=True, null=True)),
             ],
             options={
-                'ordering': ['app', 'source_path'],
-                'indexes': [models.Index(fields=['app', 'source_type'], name='document_app_type_idx')],
-                'constraints': [models.UniqueConstraint(fields=('app', 'source_path'), name='document_unique_source_per_app')],
+                "ordering": ["app", "source_path"],
+                "indexes": [models.Index(fields=["app", "source_type"], name="document_app_type_idx")],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("app", "source_path"), name="document_unique_source_per_app"
+                    )
+                ],
             },
         ),
         migrations.CreateModel(
-            name='Chunk',
+            name="Chunk",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('chunk_index', models.PositiveIntegerField()),
-                ('heading_path', models.JSONField(blank=True, default=list)),
-                ('text', models.TextField()),
-                ('start_offset', models.PositiveIntegerField()),
-                ('end_offset', models.PositiveIntegerField()),
-                ('token_count', models.PositiveIntegerField()),
-                ('embedding', pgvector.django.vector.VectorField(dimensions=settings.EMBEDDING_DIMENSIONS)),
-                ('embedding_model', models.CharField(max_length=200)),
-                ('document', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='chunks', to='biblioteca.document')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("chunk_index", models.PositiveIntegerField()),
+                ("heading_path", models.JSONField(blank=True, default=list)),
+                ("text", models.TextField()),
+                ("start_offset", models.PositiveIntegerField()),
+                ("end_offset", models.PositiveIntegerField()),
+                ("token_count", models.PositiveIntegerField()),
+                ("embedding", pgvector.django.vector.VectorField(dimensions=settings.EMBEDDING_DIMENSIONS)),
+                ("embedding_model", models.CharField(max_length=200)),
+                (
+                    "document",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="chunks",
+                        to="biblioteca.document",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['document_id', 'chunk_index'],
+                "ordering": ["document_id", "chunk_index"],
             },
         ),
         migrations.CreateModel(
-            name='Sentence',
+            name="Sentence",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('position', models.PositiveIntegerField()),
-                ('start_offset', models.PositiveIntegerField(help_text="Offset of the sentence within its chunk's text.")),
-                ('end_offset', models.PositiveIntegerField()),
-                ('text', models.TextField()),
-                ('embedding', pgvector.django.vector.VectorField(dimensions=settings.EMBEDDING_DIMENSIONS)),
-                ('chunk', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='sentences', to='biblioteca.chunk')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("position", models.PositiveIntegerField()),
+                (
+                    "start_offset",
+                    models.PositiveIntegerField(help_text="Offset of the sentence within its chunk's text."),
+                ),
+                ("end_offset", models.PositiveIntegerField()),
+                ("text", models.TextField()),
+                ("embedding", pgvector.django.vector.VectorField(dimensions=settings.EMBEDDING_DIMENSIONS)),
+                (
+                    "chunk",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="sentences",
+                        to="biblioteca.chunk",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['chunk_id', 'position'],
+                "ordering": ["chunk_id", "position"],
             },
         ),
         migrations.AddIndex(
-            model_name='chunk',
-            index=pgvector.django.indexes.HnswIndex(ef_construction=64, fields=['embedding'], m=16, name='chunk_embedding_hnsw', opclasses=['vector_cosine_ops']),
+            model_name="chunk",
+            index=pgvector.django.indexes.HnswIndex(
+                ef_construction=64,
+                fields=["embedding"],
+                m=16,
+                name="chunk_embedding_hnsw",
+                opclasses=["vector_cosine_ops"],
+            ),
         ),
         migrations.AddConstraint(
-            model_name='chunk',
-            constraint=models.UniqueConstraint(fields=('document', 'chunk_index'), name='chunk_unique_index_per_document'),
+            model_name="chunk",
+            constraint=models.UniqueConstraint(
+                fields=("document", "chunk_index"), name="chunk_unique_index_per_document"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='chunk',
-            constraint=models.CheckConstraint(condition=models.Q(('end_offset__gte', models.F('start_offset'))), name='chunk_offsets_ordered'),
+            model_name="chunk",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("end_offset__gte", models.F("start_offset"))),
+                name="chunk_offsets_ordered",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='sentence',
-            constraint=models.UniqueConstraint(fields=('chunk', 'position'), name='sentence_unique_position_per_chunk'),
+            model_name="sentence",
+            constraint=models.UniqueConstraint(
+                fields=("chunk", "position"), name="sentence_unique_position_per_chunk"
+            ),
         ),
     ]

@@ -141,8 +141,7 @@ def chunk_markdown(
         raise ValueError(f"chunk_size must be at least 1, got {chunk_size}")
     if not 0 <= chunk_overlap < chunk_size:
         raise ValueError(
-            f"chunk_overlap must be >= 0 and smaller than chunk_size ({chunk_size}), "
-            f"got {chunk_overlap}"
+            f"chunk_overlap must be >= 0 and smaller than chunk_size ({chunk_size}), got {chunk_overlap}"
         )
     doc = _analyse(content)
     doc_title = title.strip() if title and title.strip() else _title(doc, filename)
@@ -199,25 +198,21 @@ def _split_front_matter(content: str, lines: list[tuple[int, int]]) -> ParsedMar
         if content[line_start:line_end].rstrip(" \t") in ("---", "..."):
             body_start = lines[index + 1][0] if index + 1 < len(lines) else len(content)
             data = _load_yaml(content[lines[1][0] : line_start])
-            return ParsedMarkdown(
-                title=_front_matter_title(data), body_start=body_start, front_matter=data
-            )
+            return ParsedMarkdown(title=_front_matter_title(data), body_start=body_start, front_matter=data)
     return no_front_matter
 
 
 def _load_yaml(text: str) -> dict[str, Any]:
     try:
         data = yaml.safe_load(text)
-    except Exception:  # noqa: BLE001 - any YAML failure means "no usable front matter"
+    except Exception:
         return {}
     return data if isinstance(data, dict) else {}
 
 
 def _front_matter_title(data: dict[str, Any]) -> str | None:
     value = data.get("title")
-    if isinstance(value, bool) or not isinstance(
-        value, (str, int, float, datetime.date)
-    ):
+    if isinstance(value, bool) or not isinstance(value, (str, int, float, datetime.date)):
         return None
     text = " ".join(str(value).split())
     return text or None
@@ -290,9 +285,7 @@ def _atomic_blocks(doc: _Document) -> dict[int, int]:
     return blocks
 
 
-def _pieces(
-    doc: _Document, section: _Section, blocks: dict[int, int], chunk_size: int
-) -> list[_Piece]:
+def _pieces(doc: _Document, section: _Section, blocks: dict[int, int], chunk_size: int) -> list[_Piece]:
     """Words of ordinary lines, whole ``blocks`` (first line -> end line) kept together."""
     pieces: list[_Piece] = []
     line = section.first_line

@@ -9,6 +9,7 @@ happen before it sees a text, on both the stored side and the question's side:
   joined (`appincluderouter`, `includerouter`), so a question naming it whole or by a part finds it.
 The trimmer uses the same terms, stemmed with the Snowball stemmers PostgreSQL itself uses.
 """
+
 from __future__ import annotations
 
 import re
@@ -19,9 +20,22 @@ import Stemmer
 
 # ISO 639-1 code -> PostgreSQL text-search configuration (and Snowball stemmer of the same name).
 SEARCH_CONFIGS = {
-    "ca": "catalan", "da": "danish", "de": "german", "en": "english", "es": "spanish", "fi": "finnish",
-    "fr": "french", "hu": "hungarian", "it": "italian", "nl": "dutch", "no": "norwegian", "pt": "portuguese",
-    "ro": "romanian", "ru": "russian", "sv": "swedish", "tr": "turkish",
+    "ca": "catalan",
+    "da": "danish",
+    "de": "german",
+    "en": "english",
+    "es": "spanish",
+    "fi": "finnish",
+    "fr": "french",
+    "hu": "hungarian",
+    "it": "italian",
+    "nl": "dutch",
+    "no": "norwegian",
+    "pt": "portuguese",
+    "ro": "romanian",
+    "ru": "russian",
+    "sv": "swedish",
+    "tr": "turkish",
 }
 SIMPLE_CONFIG = "simple"
 
@@ -106,4 +120,3 @@ def detect_language(text: str, *, minimum_confidence: float = 0.5) -> str:
         return ""
     language, confidence = _identifier().classify(prose[:20000])
     return language if confidence >= minimum_confidence else ""
-

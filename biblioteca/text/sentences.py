@@ -76,7 +76,7 @@ _INITIAL_AHEAD = re.compile(r"[^\W\d_]\.")
 _MARKER_TOKEN = re.compile(r"\d{1,3}|[^\W\d_]|[ivx]{2,4}")
 # Inline list markers: "1.", "2)", "a.)", "(b)", "iii)"; a run of them must count up.
 _ENUM_ANY = re.compile(r"(?<!\S)(\()?(\d{1,3}|[a-z]|[ivx]{2,4})(\.\)|\)|\.)(?=\s)")
-_ROMAN = {r: n for n, r in enumerate("i ii iii iv v vi vii viii ix x".split(), 1)}
+_ROMAN = {r: n for n, r in enumerate(["i", "ii", "iii", "iv", "v", "vi", "vii", "viii", "ix", "x"], 1)}
 # Full-width and CJK stops end a sentence without a following space.
 _CJK_STOP = re.compile(r"[。！？．]")
 _CJK_CANDIDATE = re.compile(r"[。！？．]++[」』）】〕〉》\"'”’)]*+")
@@ -85,84 +85,653 @@ _MAX_TOKEN = 48
 
 # Abbreviations after which a sentence practically never ends (titles, "e.g.", "p. ej.", ...).
 _NO_SPLIT = frozenset(
-    """
-    mr mrs ms mx dr dra drs dres sr sra srta sres sras srs lic lcdo lcda ing prof profa
-    mt sto sta gen gral capt cap caps cnel col lt sgt rev hon pres gov sen rep fr dn dña
-    adm maj cmdr brig supt insp atty messrs mme mmes mlle excmo excma ilmo ilma rvdo mons
-    vs cf e.g i.e eg ie p.ej ej v.g vg viz approx aprox ca fig figs vol vols pp núm num nº n°
-    nro art arts sec secc ch chap pág pag págs tel tfno apt apdo av avda avd dept depto dpto
-    dto op est eq eqs tte sgto cmdte arq abg abog mtro mtra pdte pbro admón
-    """.split()
+    [
+        "mr",
+        "mrs",
+        "ms",
+        "mx",
+        "dr",
+        "dra",
+        "drs",
+        "dres",
+        "sr",
+        "sra",
+        "srta",
+        "sres",
+        "sras",
+        "srs",
+        "lic",
+        "lcdo",
+        "lcda",
+        "ing",
+        "prof",
+        "profa",
+        "mt",
+        "sto",
+        "sta",
+        "gen",
+        "gral",
+        "capt",
+        "cap",
+        "caps",
+        "cnel",
+        "col",
+        "lt",
+        "sgt",
+        "rev",
+        "hon",
+        "pres",
+        "gov",
+        "sen",
+        "rep",
+        "fr",
+        "dn",
+        "dña",
+        "adm",
+        "maj",
+        "cmdr",
+        "brig",
+        "supt",
+        "insp",
+        "atty",
+        "messrs",
+        "mme",
+        "mmes",
+        "mlle",
+        "excmo",
+        "excma",
+        "ilmo",
+        "ilma",
+        "rvdo",
+        "mons",
+        "vs",
+        "cf",
+        "e.g",
+        "i.e",
+        "eg",
+        "ie",
+        "p.ej",
+        "ej",
+        "v.g",
+        "vg",
+        "viz",
+        "approx",
+        "aprox",
+        "ca",
+        "fig",
+        "figs",
+        "vol",
+        "vols",
+        "pp",
+        "núm",
+        "num",
+        "nº",
+        "n°",
+        "nro",
+        "art",
+        "arts",
+        "sec",
+        "secc",
+        "ch",
+        "chap",
+        "pág",
+        "pag",
+        "págs",
+        "tel",
+        "tfno",
+        "apt",
+        "apdo",
+        "av",
+        "avda",
+        "avd",
+        "dept",
+        "depto",
+        "dpto",
+        "dto",
+        "op",
+        "est",
+        "eq",
+        "eqs",
+        "tte",
+        "sgto",
+        "cmdte",
+        "arq",
+        "abg",
+        "abog",
+        "mtro",
+        "mtra",
+        "pdte",
+        "pbro",
+        "admón",
+    ]
 )
 
 # Abbreviations that may also end a sentence: split only when a usual sentence opener follows.
 _END_CAPABLE = frozenset(
-    """
-    etc co cía cia inc ltd corp llc jr esq bros hno hnos ph.d phd ud uds vd vds al cit ed eds
-    st min máx max mín seg ms kb mb gb tb hr hrs km kg cm mm ft lb lbs oz yr yrs ref refs
-    pt pts tab sig sigs ss ltda atte
-    jan feb apr jun jul aug sep sept oct nov dec ene abr dic
-    mon tue tues wed thu thur thurs fri lun mié jue vie sáb
-    """.split()
+    [
+        "etc",
+        "co",
+        "cía",
+        "cia",
+        "inc",
+        "ltd",
+        "corp",
+        "llc",
+        "jr",
+        "esq",
+        "bros",
+        "hno",
+        "hnos",
+        "ph.d",
+        "phd",
+        "ud",
+        "uds",
+        "vd",
+        "vds",
+        "al",
+        "cit",
+        "ed",
+        "eds",
+        "st",
+        "min",
+        "máx",
+        "max",
+        "mín",
+        "seg",
+        "ms",
+        "kb",
+        "mb",
+        "gb",
+        "tb",
+        "hr",
+        "hrs",
+        "km",
+        "kg",
+        "cm",
+        "mm",
+        "ft",
+        "lb",
+        "lbs",
+        "oz",
+        "yr",
+        "yrs",
+        "ref",
+        "refs",
+        "pt",
+        "pts",
+        "tab",
+        "sig",
+        "sigs",
+        "ss",
+        "ltda",
+        "atte",
+        "jan",
+        "feb",
+        "apr",
+        "jun",
+        "jul",
+        "aug",
+        "sep",
+        "sept",
+        "oct",
+        "nov",
+        "dec",
+        "ene",
+        "abr",
+        "dic",
+        "mon",
+        "tue",
+        "tues",
+        "wed",
+        "thu",
+        "thur",
+        "thurs",
+        "fri",
+        "lun",
+        "mié",
+        "jue",
+        "vie",
+        "sáb",
+    ]
 )
 
 _TIMES = frozenset(("a.m", "p.m"))
 # A time inside an opening phrase ("At 5 a.m. Mr. Smith left") is followed by the subject.
 _LEAD_PREPOSITIONS = frozenset(
-    "At By Around Until Till From Before After Since About Near A Hacia Desde Hasta Sobre".split()
+    [
+        "At",
+        "By",
+        "Around",
+        "Until",
+        "Till",
+        "From",
+        "Before",
+        "After",
+        "Since",
+        "About",
+        "Near",
+        "A",
+        "Hacia",
+        "Desde",
+        "Hasta",
+        "Sobre",
+    ]
 )
 # After a clock time a capitalised word starts a new sentence, unless it qualifies the time:
 # a time zone or a weekday ("6 p.m. Eastern", "9 a.m. Sunday").
 _TIME_QUALIFIERS = frozenset(
-    """
-    Eastern Pacific Central Mountain Atlantic Alaska Alaskan Hawaii Hawaiian Greenwich GMT UTC
-    EST EDT CST CDT MST MDT PST PDT AKST HST CET CEST WET WEST EET EEST BST IST JST AEST
-    Monday Tuesday Wednesday Thursday Friday Saturday Sunday
-    Mondays Tuesdays Wednesdays Thursdays Fridays Saturdays Sundays
-    """.split()
+    [
+        "Eastern",
+        "Pacific",
+        "Central",
+        "Mountain",
+        "Atlantic",
+        "Alaska",
+        "Alaskan",
+        "Hawaii",
+        "Hawaiian",
+        "Greenwich",
+        "GMT",
+        "UTC",
+        "EST",
+        "EDT",
+        "CST",
+        "CDT",
+        "MST",
+        "MDT",
+        "PST",
+        "PDT",
+        "AKST",
+        "HST",
+        "CET",
+        "CEST",
+        "WET",
+        "WEST",
+        "EET",
+        "EEST",
+        "BST",
+        "IST",
+        "JST",
+        "AEST",
+        "Monday",
+        "Tuesday",
+        "Wednesday",
+        "Thursday",
+        "Friday",
+        "Saturday",
+        "Sunday",
+        "Mondays",
+        "Tuesdays",
+        "Wednesdays",
+        "Thursdays",
+        "Fridays",
+        "Saturdays",
+        "Sundays",
+    ]
 )
 
 # Capitalised closed-class words (pronouns, articles, demonstratives, conjunctions, sentence
 # adverbs): a sentence opens with them far more often than a name that an abbreviation or an
 # initial introduces does, so they decide the ambiguous cases.
 _STARTERS = frozenset(
-    """
-    A After Afterwards Again All Also Although Always Among An And Another Any Anyone Anything
-    As At Because Before Being Besides Both But By Can Could Despite Did Do Does During Each
-    Earlier Either Even Every Everybody Everyone Everything Few Finally First For Fortunately
-    From He Hence Her Here His How However I If In Indeed Instead Is It Its Just Last Later Let
-    Many Maybe Meanwhile Millions More Moreover Most Much My Neither Never Nevertheless Next No
-    Nobody None Not Note Nothing Now Of Often On Once One Only Or Other Others Our Overall
-    Perhaps Please Several She Should Since So Some Someone Something Sometimes Soon Still Such
-    That The Their Them Then There Therefore These They This Those Though Thus To Today Tomorrow
-    Unfortunately Unless Until Usually Was We Were What Whatever When Where Whether Which While
-    Who Whoever Why Will With Without Would Yes Yesterday Yet You Your
-    Además Ahora Al Algo Alguien Algunas Algunos Allí Ambas Ambos Antes Aquel Aquella Aquellas
-    Aquellos Aquí Así Aunque Ayer Cada Como Con Cualquier Cuando Cuál Cuánta Cuánto Cómo Debe
-    Deben Después Dicha Dicho Dónde El Ella Ellas Ellos En Entonces Era Es Esa Esas Ese Eso Esos
-    Esta Estaba Estas Este Esto Estos Está Están Fue Había Hace Hay Hoy Hubo La Las Le Les Lo
-    Los Luego Me Mi Mientras Mis Muchas Muchos Nada Nadie Ni Ninguna Ninguno No Nos Nosotros
-    Nuestra Nuestras Nuestro Nuestros Nunca Otra Otro Para Pero Pocas Pocos Por Porque Primero
-    Puede Pueden Pues Que Quizá Quizás Quién Qué Se Si Siempre Sin Son Su Sus Sí Tal También
-    Tampoco Te Tiene Tienen Todavía Todo Todos Tu Tus Un Una Unas Unos Usted Ustedes Varias
-    Varios Vuestra Vuestro Y Ya Yo Él
-    """.split()
+    [
+        "A",
+        "After",
+        "Afterwards",
+        "Again",
+        "All",
+        "Also",
+        "Although",
+        "Always",
+        "Among",
+        "An",
+        "And",
+        "Another",
+        "Any",
+        "Anyone",
+        "Anything",
+        "As",
+        "At",
+        "Because",
+        "Before",
+        "Being",
+        "Besides",
+        "Both",
+        "But",
+        "By",
+        "Can",
+        "Could",
+        "Despite",
+        "Did",
+        "Do",
+        "Does",
+        "During",
+        "Each",
+        "Earlier",
+        "Either",
+        "Even",
+        "Every",
+        "Everybody",
+        "Everyone",
+        "Everything",
+        "Few",
+        "Finally",
+        "First",
+        "For",
+        "Fortunately",
+        "From",
+        "He",
+        "Hence",
+        "Her",
+        "Here",
+        "His",
+        "How",
+        "However",
+        "I",
+        "If",
+        "In",
+        "Indeed",
+        "Instead",
+        "Is",
+        "It",
+        "Its",
+        "Just",
+        "Last",
+        "Later",
+        "Let",
+        "Many",
+        "Maybe",
+        "Meanwhile",
+        "Millions",
+        "More",
+        "Moreover",
+        "Most",
+        "Much",
+        "My",
+        "Neither",
+        "Never",
+        "Nevertheless",
+        "Next",
+        "No",
+        "Nobody",
+        "None",
+        "Not",
+        "Note",
+        "Nothing",
+        "Now",
+        "Of",
+        "Often",
+        "On",
+        "Once",
+        "One",
+        "Only",
+        "Or",
+        "Other",
+        "Others",
+        "Our",
+        "Overall",
+        "Perhaps",
+        "Please",
+        "Several",
+        "She",
+        "Should",
+        "Since",
+        "So",
+        "Some",
+        "Someone",
+        "Something",
+        "Sometimes",
+        "Soon",
+        "Still",
+        "Such",
+        "That",
+        "The",
+        "Their",
+        "Them",
+        "Then",
+        "There",
+        "Therefore",
+        "These",
+        "They",
+        "This",
+        "Those",
+        "Though",
+        "Thus",
+        "To",
+        "Today",
+        "Tomorrow",
+        "Unfortunately",
+        "Unless",
+        "Until",
+        "Usually",
+        "Was",
+        "We",
+        "Were",
+        "What",
+        "Whatever",
+        "When",
+        "Where",
+        "Whether",
+        "Which",
+        "While",
+        "Who",
+        "Whoever",
+        "Why",
+        "Will",
+        "With",
+        "Without",
+        "Would",
+        "Yes",
+        "Yesterday",
+        "Yet",
+        "You",
+        "Your",
+        "Además",
+        "Ahora",
+        "Al",
+        "Algo",
+        "Alguien",
+        "Algunas",
+        "Algunos",
+        "Allí",
+        "Ambas",
+        "Ambos",
+        "Antes",
+        "Aquel",
+        "Aquella",
+        "Aquellas",
+        "Aquellos",
+        "Aquí",
+        "Así",
+        "Aunque",
+        "Ayer",
+        "Cada",
+        "Como",
+        "Con",
+        "Cualquier",
+        "Cuando",
+        "Cuál",
+        "Cuánta",
+        "Cuánto",
+        "Cómo",
+        "Debe",
+        "Deben",
+        "Después",
+        "Dicha",
+        "Dicho",
+        "Dónde",
+        "El",
+        "Ella",
+        "Ellas",
+        "Ellos",
+        "En",
+        "Entonces",
+        "Era",
+        "Es",
+        "Esa",
+        "Esas",
+        "Ese",
+        "Eso",
+        "Esos",
+        "Esta",
+        "Estaba",
+        "Estas",
+        "Este",
+        "Esto",
+        "Estos",
+        "Está",
+        "Están",
+        "Fue",
+        "Había",
+        "Hace",
+        "Hay",
+        "Hoy",
+        "Hubo",
+        "La",
+        "Las",
+        "Le",
+        "Les",
+        "Lo",
+        "Los",
+        "Luego",
+        "Me",
+        "Mi",
+        "Mientras",
+        "Mis",
+        "Muchas",
+        "Muchos",
+        "Nada",
+        "Nadie",
+        "Ni",
+        "Ninguna",
+        "Ninguno",
+        "No",
+        "Nos",
+        "Nosotros",
+        "Nuestra",
+        "Nuestras",
+        "Nuestro",
+        "Nuestros",
+        "Nunca",
+        "Otra",
+        "Otro",
+        "Para",
+        "Pero",
+        "Pocas",
+        "Pocos",
+        "Por",
+        "Porque",
+        "Primero",
+        "Puede",
+        "Pueden",
+        "Pues",
+        "Que",
+        "Quizá",
+        "Quizás",
+        "Quién",
+        "Qué",
+        "Se",
+        "Si",
+        "Siempre",
+        "Sin",
+        "Son",
+        "Su",
+        "Sus",
+        "Sí",
+        "Tal",
+        "También",
+        "Tampoco",
+        "Te",
+        "Tiene",
+        "Tienen",
+        "Todavía",
+        "Todo",
+        "Todos",
+        "Tu",
+        "Tus",
+        "Un",
+        "Una",
+        "Unas",
+        "Unos",
+        "Usted",
+        "Ustedes",
+        "Varias",
+        "Varios",
+        "Vuestra",
+        "Vuestro",
+        "Y",
+        "Ya",
+        "Yo",
+        "Él",
+    ]
 )
 
 # Words that usually take a number ("by 2."), so a digit after them is not an inline list marker.
 _QUANTITY_WORDS = frozenset(
-    """
-    by to of at in on from than per times and or about around over under approximately
-    approx aprox de a en por para con hasta desde entre y o sobre unos unas
-    """.split()
+    [
+        "by",
+        "to",
+        "of",
+        "at",
+        "in",
+        "on",
+        "from",
+        "than",
+        "per",
+        "times",
+        "and",
+        "or",
+        "about",
+        "around",
+        "over",
+        "under",
+        "approximately",
+        "approx",
+        "aprox",
+        "de",
+        "a",
+        "en",
+        "por",
+        "para",
+        "con",
+        "hasta",
+        "desde",
+        "entre",
+        "y",
+        "o",
+        "sobre",
+        "unos",
+        "unas",
+    ]
 )
 
 # Words after which "N. M" reads as a numbered reference with a stray space, not two sentences.
 _REFERENCE_WORDS = frozenset(
-    """
-    chapter section page figure table step part item line version volume appendix
-    capítulo sección página figura tabla paso parte línea versión volumen apéndice
-    """.split()
+    [
+        "chapter",
+        "section",
+        "page",
+        "figure",
+        "table",
+        "step",
+        "part",
+        "item",
+        "line",
+        "version",
+        "volume",
+        "appendix",
+        "capítulo",
+        "sección",
+        "página",
+        "figura",
+        "tabla",
+        "paso",
+        "parte",
+        "línea",
+        "versión",
+        "volumen",
+        "apéndice",
+    ]
 )
 # Number signs: "No. 5", "nos. 3-4", "Nr. 7" abbreviate "number" and take the digits after them.
 _NUMBER_SIGNS = frozenset(("no", "nos", "nr", "nro", "n"))
@@ -340,9 +909,7 @@ def _scan(lines: list[str]) -> list[tuple[int, int, _Kind]] | None:
             continue
         end = _run_end(lines, i)
         tokens = _parse("\n".join(lines[i:end]) + ("\n" if end < n else ""))
-        if end < n and any(
-            tok.type in _OPEN_ENDED and tok.map and tok.map[1] >= end - i for tok in tokens
-        ):
+        if end < n and any(tok.type in _OPEN_ENDED and tok.map and tok.map[1] >= end - i for tok in tokens):
             end = n
             tokens = _parse("\n".join(lines[i:]))
         if any(tok.level >= _DEEP for tok in tokens):
@@ -494,9 +1061,14 @@ def _run_end(lines: list[str], i: int) -> int:
             blank = True
             continue
         indent = len(line) - len(body)
-        if blank and not indent and j > i and line[0] not in _LIST_LEAD:
-            if line[0] in "#[" or _plain(line) or (line[0] in "`~" and _fence_open(line)):
-                return j
+        if (
+            blank
+            and not indent
+            and j > i
+            and line[0] not in _LIST_LEAD
+            and (line[0] in "#[" or _plain(line) or (line[0] in "`~" and _fence_open(line)))
+        ):
+            return j
         blank = False
         if body[:3] in ("```", "~~~") and indent < 4 and "\t" not in line[:indent]:
             fence = _fence_open(body)
@@ -529,9 +1101,7 @@ def _enumeration_cuts(seg: str, inline: bool) -> list[int]:
     begin = head
     if m is not None:
         tok = m.group(2)
-        kind = _RUN_KINDS.get(tok) or (
-            "num" if tok.isdigit() else "alpha" if len(tok) == 1 else "roman"
-        )
+        kind = _RUN_KINDS.get(tok) or ("num" if tok.isdigit() else "alpha" if len(tok) == 1 else "roman")
         expected = (_marker_value(kind, tok) or 0) + 1
         style = (m.group(1), m.group(3))
         begin = m.end()
@@ -729,9 +1299,7 @@ def _latin_alnum(ch: str) -> bool:
     return "０" <= ch <= "９" or "Ａ" <= ch <= "Ｚ" or "ａ" <= ch <= "ｚ"
 
 
-def _boundary(
-    seg: str, p: int, q: int, r: int, nxt: int, unit_start: int, digit: bool
-) -> int | None:
+def _boundary(seg: str, p: int, q: int, r: int, nxt: int, unit_start: int, digit: bool) -> int | None:
     """Where to cut for the terminators seg[p:q] and closers seg[q:r] before seg[nxt:]."""
     cluster = seg[p:q]
     token_start = _token(seg, p, unit_start)
@@ -751,9 +1319,14 @@ def _boundary(
                 return None
             return r if _next_word(seg, nxt) in _STARTERS else None
         return r
-    if "." in cluster or "…" in cluster:
-        if p > 0 and seg[p - 1] in "[(" and q < len(seg) and seg[q] in "])":
-            return None
+    if (
+        ("." in cluster or "…" in cluster)
+        and p > 0
+        and seg[p - 1] in "[("
+        and q < len(seg)
+        and seg[q] in "])"
+    ):
+        return None
     return r
 
 
@@ -771,14 +1344,11 @@ def _digit_may_follow(seg: str, word: str, token_start: int, q: int, r: int) -> 
 
 
 def _only_bullets(seg: str, a: int, b: int) -> bool:
-    for i in range(a, b):
-        if not (seg[i].isspace() or seg[i] in _BULLETS):
-            return False
-    return True
+    return all(seg[i].isspace() or seg[i] in _BULLETS for i in range(a, b))
 
 
 def _spaced_ellipsis(seg: str, p: int, r: int) -> int | None:
-    """". . . ." chains: cut after "word." that precedes one, or after a free four-dot one."""
+    """ ". . . ." chains: cut after "word." that precedes one, or after a free four-dot one."""
     first = p
     dots = 1
     while first >= 2 and seg[first - 1] == " " and seg[first - 2] == ".":
@@ -789,9 +1359,7 @@ def _spaced_ellipsis(seg: str, p: int, r: int) -> int | None:
     return r if dots >= 4 else None
 
 
-def _after_period(
-    seg: str, word: str, token_start: int, nxt: int, unit_start: int, r: int
-) -> int | None:
+def _after_period(seg: str, word: str, token_start: int, nxt: int, unit_start: int, r: int) -> int | None:
     """Cut after a lone period ending `word`, unless it is an abbreviation or an initial."""
     lower = word.lower()
     if lower in _NO_SPLIT:

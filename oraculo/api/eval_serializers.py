@@ -1,4 +1,5 @@
 """Request and response shapes of the staff evaluation API (they also type the OpenAPI schema)."""
+
 from __future__ import annotations
 
 from drf_spectacular.types import OpenApiTypes
@@ -16,8 +17,11 @@ MAX_API_QUESTIONS = 1000
 QUESTION_ITEM_SCHEMA = {
     "oneOf": [
         {"type": "string", "example": "How do I reset my password?"},
-        {"type": "object", "required": ["question"],
-         "properties": {"question": {"type": "string"}, "expected_answer": {"type": "string"}}},
+        {
+            "type": "object",
+            "required": ["question"],
+            "properties": {"question": {"type": "string"}, "expected_answer": {"type": "string"}},
+        },
     ]
 }
 
@@ -50,27 +54,57 @@ class QuestionItemField(serializers.Field):
 
 class EvalRunCreateSerializer(StrictInputSerializer):
     questions = serializers.ListField(
-        child=QuestionItemField(), required=False, allow_empty=False, max_length=MAX_API_QUESTIONS,
-        help_text=f"Explicit questions. Absent: the last `last` distinct asked questions (default {DEFAULT_LAST}).")
-    last = serializers.IntegerField(required=False, min_value=1, max_value=MAX_API_QUESTIONS,
-                                    help_text="Without `questions`: how many recent distinct questions.")
-    variants = serializers.ListField(child=serializers.ChoiceField(choices=VARIANTS), required=False,
-                                     allow_empty=False, help_text="Default: both.")
+        child=QuestionItemField(),
+        required=False,
+        allow_empty=False,
+        max_length=MAX_API_QUESTIONS,
+        help_text=f"Explicit questions. Absent: the last `last` distinct asked questions (default {DEFAULT_LAST}).",
+    )
+    last = serializers.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=MAX_API_QUESTIONS,
+        help_text="Without `questions`: how many recent distinct questions.",
+    )
+    variants = serializers.ListField(
+        child=serializers.ChoiceField(choices=VARIANTS),
+        required=False,
+        allow_empty=False,
+        help_text="Default: both.",
+    )
     top_k = serializers.IntegerField(required=False, min_value=1, max_value=MAX_TOP_K, help_text="Default 5.")
-    trim_threshold = serializers.FloatField(required=False, min_value=-1, max_value=1,
-                                            help_text="Default: the RETRIEVAL_TRIM_THRESHOLD setting.")
-    trim_window = serializers.IntegerField(required=False, min_value=0, max_value=MAX_TRIM_WINDOW,
-                                           help_text="Default: the RETRIEVAL_TRIM_WINDOW setting.")
-    synthesize = serializers.BooleanField(required=False, default=False,
-                                          help_text="Also answer with the LLM for each variant.")
+    trim_threshold = serializers.FloatField(
+        required=False, min_value=-1, max_value=1, help_text="Default: the RETRIEVAL_TRIM_THRESHOLD setting."
+    )
+    trim_window = serializers.IntegerField(
+        required=False,
+        min_value=0,
+        max_value=MAX_TRIM_WINDOW,
+        help_text="Default: the RETRIEVAL_TRIM_WINDOW setting.",
+    )
+    synthesize = serializers.BooleanField(
+        required=False, default=False, help_text="Also answer with the LLM for each variant."
+    )
     app = serializers.CharField(required=False, allow_blank=True, max_length=100)
     source_type = serializers.CharField(required=False, allow_blank=True, max_length=50)
-    sweep = serializers.ListField(child=serializers.CharField(), required=False, allow_empty=False,
-                                  help_text='Calibration sweep, e.g. ["threshold=0.70:0.90:0.02", "window=0,1,2"].')
-    min_retention = serializers.FloatField(required=False, min_value=0, max_value=100,
-                                           help_text="Sweep floor: answer retention % (labelled questions).")
-    min_overlap = serializers.FloatField(required=False, min_value=0, max_value=100,
-                                         help_text="Sweep floor: chunk overlap with the baseline, %.")
+    sweep = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        allow_empty=False,
+        help_text='Calibration sweep, e.g. ["threshold=0.70:0.90:0.02", "window=0,1,2"].',
+    )
+    min_retention = serializers.FloatField(
+        required=False,
+        min_value=0,
+        max_value=100,
+        help_text="Sweep floor: answer retention % (labelled questions).",
+    )
+    min_overlap = serializers.FloatField(
+        required=False,
+        min_value=0,
+        max_value=100,
+        help_text="Sweep floor: chunk overlap with the baseline, %.",
+    )
 
     def validate(self, attrs):
         if attrs.get("questions") and "last" in attrs:
@@ -93,9 +127,11 @@ class _Object(serializers.JSONField):
 class EvalResultSerializer(serializers.Serializer):
     question = serializers.CharField()
     expected_answer = serializers.CharField(required=False)
-    variants = _Object(help_text="baseline / trim: chunk_ids, top_score, tokens, tokens_before, latency_ms "
-                                 "(+ overlap_vs_baseline and trim_embedding_calls for trim, answer_in_context when "
-                                 "labelled, answer and cites_source when synthesized). Empty while pending.")
+    variants = _Object(
+        help_text="baseline / trim: chunk_ids, top_score, tokens, tokens_before, latency_ms "
+        "(+ overlap_vs_baseline and trim_embedding_calls for trim, answer_in_context when "
+        "labelled, answer and cites_source when synthesized). Empty while pending."
+    )
     answer_similarity = serializers.FloatField(required=False)
     error = serializers.CharField(required=False)
 
@@ -106,9 +142,11 @@ class EvalRunSerializer(serializers.Serializer):
     progress = serializers.IntegerField(help_text="Questions evaluated so far.")
     total = serializers.IntegerField()
     params = _Object()
-    summary = _Object(help_text="The seed's summary (questions, top_k, trim_threshold, trim_window, "
-                                "avg_tokens_baseline, avg_tokens_trim, token_reduction_pct, "
-                                "avg_overlap_vs_baseline) plus added measures. Empty until done.")
+    summary = _Object(
+        help_text="The seed's summary (questions, top_k, trim_threshold, trim_window, "
+        "avg_tokens_baseline, avg_tokens_trim, token_reduction_pct, "
+        "avg_overlap_vs_baseline) plus added measures. Empty until done."
+    )
     sweep = _Object(required=False, help_text="For a sweep: rows, Pareto front, recommendation, env lines.")
     error = serializers.CharField(allow_blank=True)
     created_at = serializers.DateTimeField()

@@ -1,4 +1,5 @@
 """Staff API for the A/B harness: queue an evaluation run, then follow it. Thin doors onto eval_actions."""
+
 from __future__ import annotations
 
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
@@ -27,20 +28,36 @@ class EvalRunCreateView(APIView):
     parser_classes = [JSONParser]
 
     @extend_schema(
-        operation_id="eval_run_create", tags=TAGS, request=EvalRunCreateSerializer,
+        operation_id="eval_run_create",
+        tags=TAGS,
+        request=EvalRunCreateSerializer,
         summary="Queue an A/B evaluation (or calibration sweep) of retrieval with and without trimming",
         description="Staff with the permission to add evaluation runs (and to view queries, to evaluate the "
-                    "question log). The run is executed by a worker (`manage.py db_worker`), never in the "
-                    "request; follow it at the returned URL.",
-        responses={202: EvalRunCreatedSerializer,
-                   400: OpenApiResponse(description="Invalid parameters, or no questions to evaluate."),
-                   403: OpenApiResponse(description="Not staff, or without the permissions."),
-                   429: OpenApiResponse(description="Too many runs queued recently (THROTTLE_EVAL_RUNS) or "
-                                                    "queued or running now (EVAL_MAX_ACTIVE_RUNS_PER_USER).")},
-        examples=[OpenApiExample("last 15, both variants", request_only=True, value={"top_k": 5}),
-                  OpenApiExample("labelled sweep", request_only=True, value={
-                      "questions": [{"question": "How long does a reset link last?", "expected_answer": "30 minutes"}],
-                      "sweep": ["threshold=0.70:0.90:0.02", "window=0,1,2"], "min_retention": 99})],
+        "question log). The run is executed by a worker (`manage.py db_worker`), never in the "
+        "request; follow it at the returned URL.",
+        responses={
+            202: EvalRunCreatedSerializer,
+            400: OpenApiResponse(description="Invalid parameters, or no questions to evaluate."),
+            403: OpenApiResponse(description="Not staff, or without the permissions."),
+            429: OpenApiResponse(
+                description="Too many runs queued recently (THROTTLE_EVAL_RUNS) or "
+                "queued or running now (EVAL_MAX_ACTIVE_RUNS_PER_USER)."
+            ),
+        },
+        examples=[
+            OpenApiExample("last 15, both variants", request_only=True, value={"top_k": 5}),
+            OpenApiExample(
+                "labelled sweep",
+                request_only=True,
+                value={
+                    "questions": [
+                        {"question": "How long does a reset link last?", "expected_answer": "30 minutes"}
+                    ],
+                    "sweep": ["threshold=0.70:0.90:0.02", "window=0,1,2"],
+                    "min_retention": 99,
+                },
+            ),
+        ],
     )
     def post(self, request: Request) -> Response:
         serializer = EvalRunCreateSerializer(data=request.data)
@@ -48,25 +65,43 @@ class EvalRunCreateView(APIView):
         data = serializer.validated_data
         try:
             params = eval_params_build(
-                variants=data.get("variants"), top_k=data.get("top_k"), trim_threshold=data.get("trim_threshold"),
-                trim_window=data.get("trim_window"), synthesize=data["synthesize"], app=data.get("app"),
-                source_type=data.get("source_type"), sweep=data.get("sweep"),
-                min_retention=data.get("min_retention"), min_overlap=data.get("min_overlap"))
+                variants=data.get("variants"),
+                top_k=data.get("top_k"),
+                trim_threshold=data.get("trim_threshold"),
+                trim_window=data.get("trim_window"),
+                synthesize=data["synthesize"],
+                app=data.get("app"),
+                source_type=data.get("source_type"),
+                sweep=data.get("sweep"),
+                min_retention=data.get("min_retention"),
+                min_overlap=data.get("min_overlap"),
+            )
         except EvalParamsError as exc:
             raise ValidationError({"non_field_errors": [str(exc)]}) from exc
         if not data.get("questions") and not request.user.has_perm(VIEW_QUERIES):
-            raise PermissionDenied("Evaluating the question log needs the permission to view queries; "
-                                   "send `questions` instead.")
-        questions = data.get("questions") or recent_questions(last=data.get("last", DEFAULT_LAST), app=params.app)
+            raise PermissionDenied(
+                "Evaluating the question log needs the permission to view queries; send `questions` instead."
+            )
+        questions = data.get("questions") or recent_questions(
+            last=data.get("last", DEFAULT_LAST), app=params.app
+        )
         if not questions:
-            raise ValidationError({"questions": ["No questions found: nobody has asked anything yet"
-                                                 + (f" in app {params.app!r}" if params.app else "")
-                                                 + "; send `questions`."]})
+            raise ValidationError(
+                {
+                    "questions": [
+                        "No questions found: nobody has asked anything yet"
+                        + (f" in app {params.app!r}" if params.app else "")
+                        + "; send `questions`."
+                    ]
+                }
+            )
         if data.get("min_retention") is not None and not any(q.expected_answer for q in questions):
             raise ValidationError({"min_retention": ["Needs labelled questions (with expected_answer)."]})
         run = eval_run_create(questions=questions, params=params, created_by=request.user)
         url = reverse("eval-run-detail", args=[run.pk], request=request)
-        body = EvalRunCreatedSerializer({"id": run.pk, "status": run.status, "total": run.total, "url": url}).data
+        body = EvalRunCreatedSerializer(
+            {"id": run.pk, "status": run.status, "total": run.total, "url": url}
+        ).data
         return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": url})
 
 
@@ -74,12 +109,16 @@ class EvalRunDetailView(APIView):
     permission_classes = [EvalRunPermission]
 
     @extend_schema(
-        operation_id="eval_run_retrieve", tags=TAGS,
+        operation_id="eval_run_retrieve",
+        tags=TAGS,
         summary="An evaluation run: status, progress, summary and per-question results",
         description="Your own runs need the permission to view evaluation runs; other people's runs can hold "
-                    "real users' questions, so they also need the permission to view queries.",
-        responses={200: EvalRunSerializer, 403: OpenApiResponse(description="Not staff, or without the permission."),
-                   404: OpenApiResponse(description="No such run that you may read.")},
+        "real users' questions, so they also need the permission to view queries.",
+        responses={
+            200: EvalRunSerializer,
+            403: OpenApiResponse(description="Not staff, or without the permission."),
+            404: OpenApiResponse(description="No such run that you may read."),
+        },
     )
     def get(self, request: Request, run_id: int) -> Response:
         eval_runs_requeue_stalled()
@@ -87,9 +126,19 @@ class EvalRunDetailView(APIView):
         if run is None or (run.created_by_id != request.user.pk and not request.user.has_perm(VIEW_QUERIES)):
             raise NotFound("No such evaluation run.")
         report = run_report(run=run)
-        body = {"id": run.pk, "status": run.status, "progress": run.progress, "total": run.total,
-                "params": run.params, "summary": report["summary"], "error": run.error, "created_at": run.created_at,
-                "started_at": run.started_at, "finished_at": run.finished_at, "results": report["results"]}
+        body = {
+            "id": run.pk,
+            "status": run.status,
+            "progress": run.progress,
+            "total": run.total,
+            "params": run.params,
+            "summary": report["summary"],
+            "error": run.error,
+            "created_at": run.created_at,
+            "started_at": run.started_at,
+            "finished_at": run.finished_at,
+            "results": report["results"],
+        }
         if "sweep" in report:
             body["sweep"] = report["sweep"]
         return Response(EvalRunSerializer(body).data)

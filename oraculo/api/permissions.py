@@ -1,4 +1,5 @@
 """Who may ask: a widget key used from one of its origins, a staff user, or an API token."""
+
 from __future__ import annotations
 
 from rest_framework.permissions import BasePermission
@@ -9,7 +10,9 @@ from oraculo.api.authentication import HEADER, widget_key_of
 
 
 class IsWidgetKeyStaffOrToken(BasePermission):
-    message = (f"Send a widget key in the {HEADER} header, or authenticate as a staff user or with an API token.")
+    message = (
+        f"Send a widget key in the {HEADER} header, or authenticate as a staff user or with an API token."
+    )
 
     def has_permission(self, request: Request, view) -> bool:
         return widget_key_of(request) is not None or IsStaffOrToken().has_permission(request, view)
@@ -35,8 +38,12 @@ class EvalRunPermission(BasePermission):
     *view evaluation run*. Whether the log's questions may be used or read is checked by the views."""
 
     message = "You need the permission to add evaluation runs (to queue one) or to view them (to read one)."
-    perms = {"POST": "oraculo.add_evalrun", "GET": "oraculo.view_evalrun", "HEAD": "oraculo.view_evalrun",
-             "OPTIONS": "oraculo.view_evalrun"}
+    perms = {
+        "POST": "oraculo.add_evalrun",
+        "GET": "oraculo.view_evalrun",
+        "HEAD": "oraculo.view_evalrun",
+        "OPTIONS": "oraculo.view_evalrun",
+    }
 
     def has_permission(self, request: Request, view) -> bool:
         user = request.user

@@ -1,4 +1,5 @@
 """Request and response shapes of the Oráculo API; the response serializers also type the OpenAPI schema."""
+
 from __future__ import annotations
 
 from django.conf import settings
@@ -7,6 +8,7 @@ from rest_framework import serializers
 from config.api import StrictInputSerializer, TextField
 from oraculo.models import AnswerMode
 
+
 class RoundedFloatField(serializers.FloatField):
     def to_representation(self, value):
         return None if value is None else round(float(value), 4)
@@ -14,23 +16,38 @@ class RoundedFloatField(serializers.FloatField):
 
 class AskSerializer(StrictInputSerializer):
     question = TextField()
-    app = TextField(required=False, allow_blank=True, max_length=100,
-                    help_text="Only for staff and API tokens: a widget key always asks about its own app.")
-    source_type = TextField(required=False, allow_blank=True, max_length=50,
-                            help_text="Limit the search to one source type (e.g. a language or `faq`).")
-    page_url = serializers.URLField(required=False, allow_blank=True, max_length=2000,
-                                    help_text="The page the question was asked from.")
+    app = TextField(
+        required=False,
+        allow_blank=True,
+        max_length=100,
+        help_text="Only for staff and API tokens: a widget key always asks about its own app.",
+    )
+    source_type = TextField(
+        required=False,
+        allow_blank=True,
+        max_length=50,
+        help_text="Limit the search to one source type (e.g. a language or `faq`).",
+    )
+    page_url = serializers.URLField(
+        required=False, allow_blank=True, max_length=2000, help_text="The page the question was asked from."
+    )
     previous_query_id = serializers.IntegerField(
-        required=False, min_value=1, max_value=2**63 - 1,
-        help_text="A follow-up: the query_id of the previous answer in this conversation.")
+        required=False,
+        min_value=1,
+        max_value=2**63 - 1,
+        help_text="A follow-up: the query_id of the previous answer in this conversation.",
+    )
     previous_feedback_token = TextField(
-        required=False, max_length=128,
-        help_text="With previous_query_id: its feedback_token, which only whoever asked it has.")
+        required=False,
+        max_length=128,
+        help_text="With previous_query_id: its feedback_token, which only whoever asked it has.",
+    )
 
     def validate(self, attrs):
         if ("previous_query_id" in attrs) != bool(attrs.get("previous_feedback_token")):
             raise serializers.ValidationError(
-                {"previous_feedback_token": ["previous_query_id and previous_feedback_token go together."]})
+                {"previous_feedback_token": ["previous_query_id and previous_feedback_token go together."]}
+            )
         return attrs
 
     def get_fields(self):
@@ -38,9 +55,12 @@ class AskSerializer(StrictInputSerializer):
         fields = super().get_fields()
         fields["question"] = TextField(
             max_length=settings.QUERY_MAX_LENGTH,
-            error_messages={"blank": "The question may not be empty.", "required": "A question is required.",
-                            "null": "The question may not be null.",
-                            "max_length": "The question is too long: at most {max_length} characters."},
+            error_messages={
+                "blank": "The question may not be empty.",
+                "required": "A question is required.",
+                "null": "The question may not be null.",
+                "max_length": "The question is too long: at most {max_length} characters.",
+            },
         )
         return fields
 
@@ -52,8 +72,9 @@ class SourceSerializer(serializers.Serializer):
     url = serializers.CharField()
     score = RoundedFloatField(help_text="Cosine similarity to the question.")
     content = serializers.CharField(help_text="A `[Doc: ...]` line, then the (possibly trimmed) passage.")
-    html = serializers.CharField(default="",
-                                 help_text="The passage rendered from markdown and sanitised: safe to insert.")
+    html = serializers.CharField(
+        default="", help_text="The passage rendered from markdown and sanitised: safe to insert."
+    )
 
 
 class LatencySerializer(serializers.Serializer):
@@ -65,13 +86,18 @@ class LatencySerializer(serializers.Serializer):
 
 
 class AskResponseSerializer(serializers.Serializer):
-    query_id = serializers.IntegerField(help_text="Send feedback on this answer to /queries/{query_id}/feedback.")
+    query_id = serializers.IntegerField(
+        help_text="Send feedback on this answer to /queries/{query_id}/feedback."
+    )
     feedback_token = serializers.CharField(help_text="Send it with the feedback: only whoever asked has it.")
     answer = serializers.CharField(help_text="Markdown, citing sources as [1], [2]...")
-    answer_html = serializers.CharField(help_text="The answer rendered and sanitised (allow-listed tags, http(s) "
-                                                  "and mailto links only, no images): safe to insert.")
-    answer_mode = serializers.ChoiceField(choices=AnswerMode.choices,
-                                          help_text="`extractive` when no LLM is configured or it failed.")
+    answer_html = serializers.CharField(
+        help_text="The answer rendered and sanitised (allow-listed tags, http(s) "
+        "and mailto links only, no images): safe to insert."
+    )
+    answer_mode = serializers.ChoiceField(
+        choices=AnswerMode.choices, help_text="`extractive` when no LLM is configured or it failed."
+    )
     sources = SourceSerializer(many=True)
     trimmed = serializers.BooleanField()
     tokens_in_context = serializers.IntegerField()
@@ -87,8 +113,12 @@ class AskResponseSerializer(serializers.Serializer):
 
 
 class FeedbackSerializer(StrictInputSerializer):
-    feedback_token = TextField(required=False, allow_blank=True, max_length=128,
-                               help_text="The feedback_token that /ask returned with this query_id.")
+    feedback_token = TextField(
+        required=False,
+        allow_blank=True,
+        max_length=128,
+        help_text="The feedback_token that /ask returned with this query_id.",
+    )
     helpful = serializers.BooleanField()
     comment = TextField(required=False, allow_blank=True, max_length=2000)
 

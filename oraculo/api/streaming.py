@@ -1,5 +1,6 @@
 """Server-sent events for /ask: the renderer that lets a request ask for `text/event-stream`, and the event
 stream itself (one `event:` and one JSON `data:` line per event)."""
+
 from __future__ import annotations
 
 import json
@@ -41,6 +42,6 @@ def ask_event_stream(*, prepared: PreparedAsk, sources: list[dict], done) -> Ite
                 yield sse("delta", {"text": event.text})
             else:
                 yield sse("done", done(event.result))
-    except Exception:  # noqa: BLE001 (after the headers, an event is the only way left to say it)
+    except Exception:
         logger.exception("the /ask stream failed")
         yield sse("error", {"detail": "The answer could not be completed. Try again shortly."})

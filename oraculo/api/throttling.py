@@ -5,9 +5,10 @@ Widget keys are public, so whatever one visitor sends must not use up a key for 
 never counts against the key. Staff and API-token callers are trusted and not throttled. Rates are read per
 request, so a key's rate_limit or daily_quota edited in the admin applies at once.
 """
+
 from __future__ import annotations
 
-from datetime import datetime, time, timedelta, timezone
+from datetime import UTC, datetime, time, timedelta
 
 from django.core.cache import cache as default_cache
 from rest_framework.request import Request
@@ -49,7 +50,9 @@ class WidgetKeyRateThrottle(_LiveRateThrottle):
 
     def get_cache_key(self, request: Request, view) -> str | None:
         widget_key = widget_key_of(request)
-        return None if widget_key is None else self.cache_format % {"scope": self.scope, "ident": widget_key.pk}
+        return (
+            None if widget_key is None else self.cache_format % {"scope": self.scope, "ident": widget_key.pk}
+        )
 
 
 class WidgetKeyDailyQuota(BaseThrottle):
@@ -66,8 +69,8 @@ class WidgetKeyDailyQuota(BaseThrottle):
         widget_key = widget_key_of(request)
         if widget_key is None:
             return True
-        now = datetime.now(timezone.utc)
-        self.resets_at = datetime.combine(now.date() + timedelta(days=1), time(), tzinfo=timezone.utc)
+        now = datetime.now(UTC)
+        self.resets_at = datetime.combine(now.date() + timedelta(days=1), time(), tzinfo=UTC)
         key = f"throttle_widget_key_day_{widget_key.pk}_{now:%Y%m%d}"
         self.cache.add(key, 0, timeout=int((self.resets_at - now).total_seconds()) + 60)
         try:
@@ -80,7 +83,7 @@ class WidgetKeyDailyQuota(BaseThrottle):
     def wait(self) -> float | None:
         if self.resets_at is None:
             return None
-        return max(1.0, (self.resets_at - datetime.now(timezone.utc)).total_seconds())
+        return max(1.0, (self.resets_at - datetime.now(UTC)).total_seconds())
 
 
 class EvalRunCreateThrottle(UserRateThrottle):

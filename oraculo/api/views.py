@@ -1,4 +1,5 @@
 """The Oráculo API: ask, give feedback on an answer, and health. Thin doors onto answering/actions/selectors."""
+
 from __future__ import annotations
 
 from django.http import StreamingHttpResponse
@@ -38,8 +39,10 @@ ERROR_RESPONSES = {
     400: OpenApiResponse(VALIDATION_ERROR_SCHEMA, description="Invalid body: messages per field."),
     401: OpenApiResponse(ERROR, description="No credential, or an unknown or inactive widget key."),
     403: OpenApiResponse(ERROR, description="Origin not allowed for the key, or not allowed to do this."),
-    429: OpenApiResponse(ERROR, description="Rate limit of the client IP or of the key, or the key's daily quota; "
-                                            "see Retry-After."),
+    429: OpenApiResponse(
+        ERROR,
+        description="Rate limit of the client IP or of the key, or the key's daily quota; see Retry-After.",
+    ),
 }
 CALLER_AUTHENTICATION = [WidgetKeyAuthentication, SessionAuthentication, TokenAuthentication]
 
@@ -79,47 +82,69 @@ class AskView(CallerAPIView):
 
     def finalize_response(self, request: Request, response, *args, **kwargs):
         """Errors are JSON even for a caller that asked for a stream: nothing has been streamed yet."""
-        if isinstance(response, Response) and isinstance(getattr(request, "accepted_renderer", None),
-                                                         EventStreamRenderer):
+        if isinstance(response, Response) and isinstance(
+            getattr(request, "accepted_renderer", None), EventStreamRenderer
+        ):
             request.accepted_renderer, request.accepted_media_type = JSONRenderer(), "application/json"
         return super().finalize_response(request, response, *args, **kwargs)
 
     @extend_schema(
-        operation_id="ask", tags=TAGS, request=AskSerializer,
+        operation_id="ask",
+        tags=TAGS,
+        request=AskSerializer,
         summary="Answer a question from the documentation",
         description="Retrieves the best passages (scoped to the widget key's app), answers with the LLM citing "
-                    "them as [1], [2]..., or extractively when no LLM is configured or it fails.\n\n"
-                    "With `Accept: text/event-stream` the answer streams as server-sent events: `sources` "
-                    "(`{sources, trimmed}`), then `delta` events (`{text}`) as the answer is written, then `done` "
-                    "with the whole response below (its `answer` and `answer_html` replace what was streamed: if "
-                    "the LLM fails mid-stream it is the extractive answer), or `error` (`{detail}`) if the "
-                    "answer could not be completed. Errors before the stream starts are JSON, as without it.",
-        responses={200: AskResponseSerializer, **ERROR_RESPONSES,
-                   404: OpenApiResponse(ERROR, description="No previous query with this id and feedback token "
-                                                           "(missing, wrong, or another caller's: all the same)."),
-                   503: OpenApiResponse(ERROR, description="Database or embedding model unavailable.")},
-        examples=[OpenApiExample("question", request_only=True,
-                                 value={"question": "How do I reset my password?",
-                                        "page_url": "https://help.example.com/account"})],
+        "them as [1], [2]..., or extractively when no LLM is configured or it fails.\n\n"
+        "With `Accept: text/event-stream` the answer streams as server-sent events: `sources` "
+        "(`{sources, trimmed}`), then `delta` events (`{text}`) as the answer is written, then `done` "
+        "with the whole response below (its `answer` and `answer_html` replace what was streamed: if "
+        "the LLM fails mid-stream it is the extractive answer), or `error` (`{detail}`) if the "
+        "answer could not be completed. Errors before the stream starts are JSON, as without it.",
+        responses={
+            200: AskResponseSerializer,
+            **ERROR_RESPONSES,
+            404: OpenApiResponse(
+                ERROR,
+                description="No previous query with this id and feedback token "
+                "(missing, wrong, or another caller's: all the same).",
+            ),
+            503: OpenApiResponse(ERROR, description="Database or embedding model unavailable."),
+        },
+        examples=[
+            OpenApiExample(
+                "question",
+                request_only=True,
+                value={
+                    "question": "How do I reset my password?",
+                    "page_url": "https://help.example.com/account",
+                },
+            )
+        ],
     )
     def post(self, request: Request) -> Response:
         serializer = AskSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         try:
-            prepared = ask_prepare(data["question"], app=data.get("app") or None,
-                                   source_type=data.get("source_type") or None, widget_key=widget_key_of(request),
-                                   user=request.user, page_url=data.get("page_url", ""),
-                                   previous_query_id=data.get("previous_query_id"),
-                                   previous_token=data.get("previous_feedback_token", ""))
+            prepared = ask_prepare(
+                data["question"],
+                app=data.get("app") or None,
+                source_type=data.get("source_type") or None,
+                widget_key=widget_key_of(request),
+                user=request.user,
+                page_url=data.get("page_url", ""),
+                previous_query_id=data.get("previous_query_id"),
+                previous_token=data.get("previous_feedback_token", ""),
+            )
         except AppNotAllowed as exc:
             raise PermissionDenied(str(exc)) from exc
         if isinstance(request.accepted_renderer, EventStreamRenderer):
             sources = SourceSerializer(prepared.chunks, many=True).data
             for source, html in zip(sources, prepared.sources_html, strict=True):
                 source["html"] = html
-            stream = ask_event_stream(prepared=prepared, sources=sources,
-                                      done=lambda result: AskResponseSerializer(result).data)
+            stream = ask_event_stream(
+                prepared=prepared, sources=sources, done=lambda result: AskResponseSerializer(result).data
+            )
             response = StreamingHttpResponse(stream, content_type="text/event-stream; charset=utf-8")
             response["Cache-Control"] = "no-cache"
             response["X-Accel-Buffering"] = "no"  # nginx: pass each event on as it comes
@@ -129,14 +154,22 @@ class AskView(CallerAPIView):
 
 class QueryFeedbackView(CallerAPIView):
     @extend_schema(
-        operation_id="query_feedback", tags=TAGS, request=FeedbackSerializer,
+        operation_id="query_feedback",
+        tags=TAGS,
+        request=FeedbackSerializer,
         summary="Say whether an answer helped",
         description="Accepted once per query, with the `feedback_token` that /ask returned, from the widget key "
-                    "or user that asked it.",
-        responses={200: FeedbackRecordedSerializer, **ERROR_RESPONSES,
-                   404: OpenApiResponse(ERROR, description="No query with this id and feedback token (missing, "
-                                                           "wrong, or another caller's: all the same)."),
-                   409: OpenApiResponse(ERROR, description="Feedback on this query was already recorded.")},
+        "or user that asked it.",
+        responses={
+            200: FeedbackRecordedSerializer,
+            **ERROR_RESPONSES,
+            404: OpenApiResponse(
+                ERROR,
+                description="No query with this id and feedback token (missing, "
+                "wrong, or another caller's: all the same).",
+            ),
+            409: OpenApiResponse(ERROR, description="Feedback on this query was already recorded."),
+        },
     )
     def post(self, request: Request, query_id: int) -> Response:
         serializer = FeedbackSerializer(data=request.data)
@@ -144,8 +177,13 @@ class QueryFeedbackView(CallerAPIView):
         data = serializer.validated_data
         try:
             query = actions.query_feedback_record(
-                query_id=query_id, token=data.get("feedback_token", ""), helpful=data["helpful"],
-                comment=data.get("comment", ""), widget_key=widget_key_of(request), user=request.user)
+                query_id=query_id,
+                token=data.get("feedback_token", ""),
+                helpful=data["helpful"],
+                comment=data.get("comment", ""),
+                widget_key=widget_key_of(request),
+                user=request.user,
+            )
         except actions.FeedbackQueryNotFound as exc:
             raise NotFound(str(exc)) from exc
         except actions.FeedbackAlreadyGiven as exc:
@@ -162,10 +200,14 @@ class HealthView(APIView):
     throttle_classes: list = []
 
     @extend_schema(
-        operation_id="health", tags=TAGS, summary="Is the service able to answer?",
+        operation_id="health",
+        tags=TAGS,
+        summary="Is the service able to answer?",
         description="Anyone gets `status`; staff also get the database, pgvector, embedder and LLM details.",
-        responses={200: HealthSerializer,
-                   503: OpenApiResponse(HealthSerializer, description="The database or pgvector is unavailable.")},
+        responses={
+            200: HealthSerializer,
+            503: OpenApiResponse(HealthSerializer, description="The database or pgvector is unavailable."),
+        },
     )
     def get(self, request: Request) -> Response:
         health = health_check()
@@ -174,9 +216,14 @@ class HealthView(APIView):
             body |= {
                 "database": {"ok": health.database},
                 "pgvector": {"ok": bool(health.pgvector_version), "version": health.pgvector_version},
-                "embedder": {"backend": health.embedder_backend, "model": health.embedder_model,
-                             "dimensions": health.embedder_dimensions},
+                "embedder": {
+                    "backend": health.embedder_backend,
+                    "model": health.embedder_model,
+                    "dimensions": health.embedder_dimensions,
+                },
                 "llm": {"configured": health.llm_configured, "model": health.llm_model},
             }
-        return Response(HealthSerializer(body).data,
-                        status=status.HTTP_200_OK if health.ok else status.HTTP_503_SERVICE_UNAVAILABLE)
+        return Response(
+            HealthSerializer(body).data,
+            status=status.HTTP_200_OK if health.ok else status.HTTP_503_SERVICE_UNAVAILABLE,
+        )

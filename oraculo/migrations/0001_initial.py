@@ -7,7 +7,6 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
@@ -16,86 +15,183 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name='WidgetKey',
+            name="WidgetKey",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=200)),
-                ('key', models.CharField(default=oraculo.models.new_public_key, editable=False, max_length=64, unique=True)),
-                ('app', models.CharField(default='default', max_length=100)),
-                ('allowed_origins', models.JSONField(blank=True, default=list, help_text='Origins allowed to use this key, e.g. ["https://help.example.com"]. Empty: no browser origin.')),
-                ('rate_limit', models.CharField(default='60/min', help_text='Requests per key: N/sec|min|hour|day.', max_length=20)),
-                ('is_active', models.BooleanField(default=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.CharField(max_length=200)),
+                (
+                    "key",
+                    models.CharField(
+                        default=oraculo.models.new_public_key, editable=False, max_length=64, unique=True
+                    ),
+                ),
+                ("app", models.CharField(default="default", max_length=100)),
+                (
+                    "allowed_origins",
+                    models.JSONField(
+                        blank=True,
+                        default=list,
+                        help_text='Origins allowed to use this key, e.g. ["https://help.example.com"]. Empty: no browser origin.',
+                    ),
+                ),
+                (
+                    "rate_limit",
+                    models.CharField(
+                        default="60/min", help_text="Requests per key: N/sec|min|hour|day.", max_length=20
+                    ),
+                ),
+                ("is_active", models.BooleanField(default=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
             ],
         ),
         migrations.CreateModel(
-            name='EvalRun',
+            name="EvalRun",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('params', models.JSONField(default=dict)),
-                ('status', models.CharField(choices=[('queued', 'Queued'), ('running', 'Running'), ('done', 'Done'), ('failed', 'Failed')], db_index=True, default='queued', max_length=10)),
-                ('progress', models.PositiveIntegerField(default=0, help_text='Questions evaluated so far.')),
-                ('total', models.PositiveIntegerField(default=0)),
-                ('summary', models.JSONField(blank=True, default=dict)),
-                ('sweep', models.JSONField(blank=True, default=dict)),
-                ('error', models.TextField(blank=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('started_at', models.DateTimeField(blank=True, null=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("params", models.JSONField(default=dict)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("queued", "Queued"),
+                            ("running", "Running"),
+                            ("done", "Done"),
+                            ("failed", "Failed"),
+                        ],
+                        db_index=True,
+                        default="queued",
+                        max_length=10,
+                    ),
+                ),
+                ("progress", models.PositiveIntegerField(default=0, help_text="Questions evaluated so far.")),
+                ("total", models.PositiveIntegerField(default=0)),
+                ("summary", models.JSONField(blank=True, default=dict)),
+                ("sweep", models.JSONField(blank=True, default=dict)),
+                ("error", models.TextField(blank=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("started_at", models.DateTimeField(blank=True, null=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'evaluation run',
-                'ordering': ['-created_at'],
+                "verbose_name": "evaluation run",
+                "ordering": ["-created_at"],
             },
         ),
         migrations.CreateModel(
-            name='OraculoQuery',
+            name="OraculoQuery",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('question', models.TextField()),
-                ('app', models.CharField(blank=True, db_index=True, max_length=100)),
-                ('source_type', models.CharField(blank=True, max_length=50)),
-                ('answer', models.TextField(blank=True)),
-                ('answer_mode', models.CharField(choices=[('llm', 'LLM'), ('extractive', 'Extractive')], default='extractive', max_length=20)),
-                ('chunk_ids', models.JSONField(blank=True, default=list)),
-                ('chunk_scores', models.JSONField(blank=True, default=list)),
-                ('trimmed', models.BooleanField(default=False)),
-                ('trim_params', models.JSONField(blank=True, default=dict)),
-                ('tokens_before', models.PositiveIntegerField(default=0)),
-                ('tokens_in_context', models.PositiveIntegerField(default=0)),
-                ('latency_ms', models.JSONField(blank=True, default=dict, help_text='Per stage: embedding, search, trim, llm, total.')),
-                ('llm_model', models.CharField(blank=True, max_length=200)),
-                ('llm_error', models.TextField(blank=True)),
-                ('page_url', models.URLField(blank=True, max_length=2000)),
-                ('helpful', models.BooleanField(blank=True, null=True)),
-                ('feedback_comment', models.TextField(blank=True)),
-                ('feedback_at', models.DateTimeField(blank=True, null=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
-                ('user', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='oraculo_queries', to=settings.AUTH_USER_MODEL)),
-                ('widget_key', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='queries', to='oraculo.widgetkey')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("question", models.TextField()),
+                ("app", models.CharField(blank=True, db_index=True, max_length=100)),
+                ("source_type", models.CharField(blank=True, max_length=50)),
+                ("answer", models.TextField(blank=True)),
+                (
+                    "answer_mode",
+                    models.CharField(
+                        choices=[("llm", "LLM"), ("extractive", "Extractive")],
+                        default="extractive",
+                        max_length=20,
+                    ),
+                ),
+                ("chunk_ids", models.JSONField(blank=True, default=list)),
+                ("chunk_scores", models.JSONField(blank=True, default=list)),
+                ("trimmed", models.BooleanField(default=False)),
+                ("trim_params", models.JSONField(blank=True, default=dict)),
+                ("tokens_before", models.PositiveIntegerField(default=0)),
+                ("tokens_in_context", models.PositiveIntegerField(default=0)),
+                (
+                    "latency_ms",
+                    models.JSONField(
+                        blank=True, default=dict, help_text="Per stage: embedding, search, trim, llm, total."
+                    ),
+                ),
+                ("llm_model", models.CharField(blank=True, max_length=200)),
+                ("llm_error", models.TextField(blank=True)),
+                ("page_url", models.URLField(blank=True, max_length=2000)),
+                ("helpful", models.BooleanField(blank=True, null=True)),
+                ("feedback_comment", models.TextField(blank=True)),
+                ("feedback_at", models.DateTimeField(blank=True, null=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True, db_index=True)),
+                (
+                    "user",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="oraculo_queries",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "widget_key",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="queries",
+                        to="oraculo.widgetkey",
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'query',
-                'verbose_name_plural': 'queries',
-                'db_table': 'oraculo_queries',
-                'ordering': ['-created_at'],
+                "verbose_name": "query",
+                "verbose_name_plural": "queries",
+                "db_table": "oraculo_queries",
+                "ordering": ["-created_at"],
             },
         ),
         migrations.CreateModel(
-            name='EvalResult',
+            name="EvalResult",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('position', models.PositiveIntegerField()),
-                ('question', models.TextField()),
-                ('expected_answer', models.TextField(blank=True)),
-                ('variants', models.JSONField(default=dict)),
-                ('error', models.TextField(blank=True)),
-                ('run', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='results', to='oraculo.evalrun')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("position", models.PositiveIntegerField()),
+                ("question", models.TextField()),
+                ("expected_answer", models.TextField(blank=True)),
+                ("variants", models.JSONField(default=dict)),
+                ("error", models.TextField(blank=True)),
+                (
+                    "run",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="results",
+                        to="oraculo.evalrun",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['run_id', 'position'],
-                'constraints': [models.UniqueConstraint(fields=('run', 'position'), name='evalresult_unique_position')],
+                "ordering": ["run_id", "position"],
+                "constraints": [
+                    models.UniqueConstraint(fields=("run", "position"), name="evalresult_unique_position")
+                ],
             },
         ),
     ]

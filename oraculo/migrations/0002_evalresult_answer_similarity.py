@@ -4,15 +4,16 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('oraculo', '0001_initial'),
+        ("oraculo", "0001_initial"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='evalresult',
-            name='answer_similarity',
-            field=models.FloatField(blank=True, help_text="Cosine of the two variants' answers, when synthesized.", null=True),
+            model_name="evalresult",
+            name="answer_similarity",
+            field=models.FloatField(
+                blank=True, help_text="Cosine of the two variants' answers, when synthesized.", null=True
+            ),
         ),
     ]

@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('oraculo', '0002_evalresult_answer_similarity'),
+        ("oraculo", "0002_evalresult_answer_similarity"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='evalrun',
-            name='heartbeat_at',
-            field=models.DateTimeField(blank=True, help_text='Last sign of life of its worker.', null=True),
+            model_name="evalrun",
+            name="heartbeat_at",
+            field=models.DateTimeField(blank=True, help_text="Last sign of life of its worker.", null=True),
         ),
     ]

@@ -9,30 +9,40 @@ def park_keys_without_an_app(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('oraculo', '0003_evalrun_heartbeat'),
+        ("oraculo", "0003_evalrun_heartbeat"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='evalrun',
-            name='attempt',
-            field=models.PositiveIntegerField(default=0, help_text='Raised each time the run is claimed or queued again; a worker writes only while its attempt is the current one, so a stalled original and its replacement never both do.'),
+            model_name="evalrun",
+            name="attempt",
+            field=models.PositiveIntegerField(
+                default=0,
+                help_text="Raised each time the run is claimed or queued again; a worker writes only while its attempt is the current one, so a stalled original and its replacement never both do.",
+            ),
         ),
         migrations.AddField(
-            model_name='oraculoquery',
-            name='answer_truncated',
-            field=models.BooleanField(default=False, help_text="The LLM's answer was longer than LLM_MAX_ANSWER_CHARS and was cut there."),
+            model_name="oraculoquery",
+            name="answer_truncated",
+            field=models.BooleanField(
+                default=False,
+                help_text="The LLM's answer was longer than LLM_MAX_ANSWER_CHARS and was cut there.",
+            ),
         ),
         migrations.AddField(
-            model_name='widgetkey',
-            name='daily_quota',
-            field=models.PositiveIntegerField(default=2000, help_text='Requests per key and UTC day, whatever the rate: it also caps what the LLM costs.'),
+            model_name="widgetkey",
+            name="daily_quota",
+            field=models.PositiveIntegerField(
+                default=2000,
+                help_text="Requests per key and UTC day, whatever the rate: it also caps what the LLM costs.",
+            ),
         ),
         migrations.RunPython(park_keys_without_an_app, migrations.RunPython.noop),
         migrations.AddConstraint(
-            model_name='widgetkey',
-            constraint=models.CheckConstraint(condition=models.Q(('app', ''), _negated=True), name='widgetkey_app_not_empty'),
+            model_name="widgetkey",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("app", ""), _negated=True), name="widgetkey_app_not_empty"
+            ),
         ),
     ]

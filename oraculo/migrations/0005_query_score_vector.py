@@ -13,31 +13,43 @@ WHERE jsonb_typeof(chunk_scores) = 'array' AND jsonb_array_length(chunk_scores) 
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('oraculo', '0004_hardening'),
+        ("oraculo", "0004_hardening"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='QueryVector',
+            name="QueryVector",
             fields=[
-                ('query', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, primary_key=True, related_name='vector', serialize=False, to='oraculo.oraculoquery')),
-                ('embedding', pgvector.django.vector.VectorField(dimensions=384)),
+                (
+                    "query",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        primary_key=True,
+                        related_name="vector",
+                        serialize=False,
+                        to="oraculo.oraculoquery",
+                    ),
+                ),
+                ("embedding", pgvector.django.vector.VectorField(dimensions=384)),
             ],
             options={
-                'db_table': 'oraculo_query_vectors',
+                "db_table": "oraculo_query_vectors",
             },
         ),
         migrations.AddField(
-            model_name='oraculoquery',
-            name='top_score',
-            field=models.FloatField(blank=True, help_text="The best passage's similarity; empty when nothing was found.", null=True),
+            model_name="oraculoquery",
+            name="top_score",
+            field=models.FloatField(
+                blank=True,
+                help_text="The best passage's similarity; empty when nothing was found.",
+                null=True,
+            ),
         ),
         migrations.AddIndex(
-            model_name='oraculoquery',
-            index=models.Index(fields=['app', 'created_at'], name='oraculo_query_app_created'),
+            model_name="oraculoquery",
+            index=models.Index(fields=["app", "created_at"], name="oraculo_query_app_created"),
         ),
         migrations.RunSQL(BACKFILL_TOP_SCORE, migrations.RunSQL.noop),
     ]

@@ -5,25 +5,41 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('oraculo', '0005_query_score_vector'),
+        ("oraculo", "0005_query_score_vector"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='oraculoquery',
-            name='previous',
-            field=models.ForeignKey(blank=True, help_text='The question this one follows up.', null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='follow_ups', to='oraculo.oraculoquery'),
+            model_name="oraculoquery",
+            name="previous",
+            field=models.ForeignKey(
+                blank=True,
+                help_text="The question this one follows up.",
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="follow_ups",
+                to="oraculo.oraculoquery",
+            ),
         ),
         migrations.AddField(
-            model_name='oraculoquery',
-            name='retrieval_question',
-            field=models.TextField(blank=True, help_text="A follow-up's question as it was searched: rewritten with its thread's context."),
+            model_name="oraculoquery",
+            name="retrieval_question",
+            field=models.TextField(
+                blank=True,
+                help_text="A follow-up's question as it was searched: rewritten with its thread's context.",
+            ),
         ),
         migrations.AddField(
-            model_name='oraculoquery',
-            name='thread',
-            field=models.ForeignKey(blank=True, help_text='The first question of the conversation this one continues.', null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='oraculo.oraculoquery'),
+            model_name="oraculoquery",
+            name="thread",
+            field=models.ForeignKey(
+                blank=True,
+                help_text="The first question of the conversation this one continues.",
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="+",
+                to="oraculo.oraculoquery",
+            ),
         ),
     ]

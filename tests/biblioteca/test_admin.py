@@ -1,4 +1,5 @@
 """The library in the admin: documents with chunk counts and filters, chunks read-only, vectors summarised."""
+
 from __future__ import annotations
 
 import pytest
@@ -17,7 +18,9 @@ def admin_client(client):
 
 def test_document_changelist_shows_chunk_counts_and_filters(library, admin_client):
     document = Document.objects.get(app=library, source_path="account.md")
-    response = admin_client.get("/admin/biblioteca/document/", {"app": library, "source_type": "en", "q": "account"})
+    response = admin_client.get(
+        "/admin/biblioteca/document/", {"app": library, "source_type": "en", "q": "account"}
+    )
     assert response.status_code == 200
     html = response.content.decode()
     assert document.title in html and "Billing" not in html

@@ -1,4 +1,5 @@
 """POST /api/v1/search: the seed's bib_ask over HTTP, for staff and API tokens only."""
+
 from __future__ import annotations
 
 import pytest
@@ -18,8 +19,17 @@ def staff_client():
 
 
 def test_search_returns_chunks_tokens_and_timings(library, staff_client):
-    response = staff_client.post(URL, {"query": "How long is the reset link valid?", "top_k": 2, "trim": True,
-                                       "app": library, "source_type": "en"}, format="json")
+    response = staff_client.post(
+        URL,
+        {
+            "query": "How long is the reset link valid?",
+            "top_k": 2,
+            "trim": True,
+            "app": library,
+            "source_type": "en",
+        },
+        format="json",
+    )
     assert response.status_code == 200, response.json()
     body = response.json()
     assert set(body) == {"chunks", "tokens_in_context", "tokens_before", "trimmed", "timings_ms"}
@@ -43,18 +53,21 @@ def test_anonymous_and_non_staff_sessions_are_refused():
     assert client.post(URL, {"query": "x"}, format="json").status_code == 403
 
 
-@pytest.mark.parametrize("payload, field", [
-    ({"query": ""}, "query"),
-    ({"query": "   "}, "query"),
-    ({"query": "x" * 2001}, "query"),
-    ({}, "query"),
-    ({"query": 42}, "query"),
-    ({"query": "ok", "top_k": 0}, "top_k"),
-    ({"query": "ok", "top_k": 21}, "top_k"),
-    ({"query": "ok", "trim_threshold": 1.5}, "trim_threshold"),
-    ({"query": "ok", "trim_threshold": -1.01}, "trim_threshold"),
-    ({"query": "ok", "bogus": 1}, "bogus"),
-])
+@pytest.mark.parametrize(
+    ("payload", "field"),
+    [
+        ({"query": ""}, "query"),
+        ({"query": "   "}, "query"),
+        ({"query": "x" * 2001}, "query"),
+        ({}, "query"),
+        ({"query": 42}, "query"),
+        ({"query": "ok", "top_k": 0}, "top_k"),
+        ({"query": "ok", "top_k": 21}, "top_k"),
+        ({"query": "ok", "trim_threshold": 1.5}, "trim_threshold"),
+        ({"query": "ok", "trim_threshold": -1.01}, "trim_threshold"),
+        ({"query": "ok", "bogus": 1}, "bogus"),
+    ],
+)
 def test_invalid_requests_get_a_400_naming_the_field(staff_client, payload, field):
     response = staff_client.post(URL, payload, format="json")
     assert response.status_code == 400
@@ -74,9 +87,21 @@ def test_hybrid_can_be_switched_per_request(library, staff_client, settings):
     def expected(query, hybrid):
         return [c.id for c in retrieve(query, top_k=3, filters=filters, hybrid=hybrid).chunks]
 
-    query = next(q for q in ("minute", "header", "token", "Authorization", "invoice PDF", "429", "password link",
-                             "refund", "seconds")
-                 if expected(q, True) != expected(q, False))
+    query = next(
+        q
+        for q in (
+            "minute",
+            "header",
+            "token",
+            "Authorization",
+            "invoice PDF",
+            "429",
+            "password link",
+            "refund",
+            "seconds",
+        )
+        if expected(q, True) != expected(q, False)
+    )
     body = {"query": query, "top_k": 3, **filters}
     assert ids(body) == expected(query, False)
     assert ids({**body, "hybrid": True}) == expected(query, True)

@@ -116,9 +116,7 @@ def test_content_hash_is_sha256_prefix() -> None:
 # --- validation and titles ------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("size", "overlap"), [(0, 0), (-1, 0), (10, 10), (10, 11), (10, -1)]
-)
+@pytest.mark.parametrize(("size", "overlap"), [(0, 0), (-1, 0), (10, 10), (10, 11), (10, -1)])
 def test_invalid_sizes_raise_value_error(size: int, overlap: int) -> None:
     with pytest.raises(ValueError, match="chunk_"):
         chunk("text", chunk_size=size, chunk_overlap=overlap)
@@ -131,9 +129,7 @@ def test_title_precedence() -> None:
     assert document_title(filename="a.md", content=with_front) == "From Front"
     assert document_title(filename="a.md", content="## Sub\n# The *Guide* #\n") == "The *Guide*"
     assert document_title(filename="a.md", content="Setext Title\n===\n") == "Setext Title"
-    assert document_title(filename="docs/install-notes.md", content="no heading") == (
-        "install-notes"
-    )
+    assert document_title(filename="docs/install-notes.md", content="no heading") == ("install-notes")
     assert chunk("text", filename="docs/x.md")[0].title == "x"
 
 
@@ -209,9 +205,7 @@ def test_non_headings_by_commonmark_rules() -> None:
 def block_is_intact(chunks: list[Chunk], block_start: int, block_end: int) -> bool:
     """Every chunk touching the block contains all of it."""
     touching = [c for c in chunks if c.start < block_end and c.end > block_start]
-    return bool(touching) and all(
-        c.start <= block_start and c.end >= block_end for c in touching
-    )
+    return bool(touching) and all(c.start <= block_start and c.end >= block_end for c in touching)
 
 
 @pytest.mark.parametrize(
@@ -321,8 +315,7 @@ def test_front_matter_only_document() -> None:
 
 def test_crlf_and_bom() -> None:
     content = (
-        "\ufeff---\r\ntitle: Win\r\n---\r\n"
-        "# A\r\n\r\ntext one\r\n\r\n```\r\n# no\r\n```\r\n## B\r\nmore\r\n"
+        "\ufeff---\r\ntitle: Win\r\n---\r\n# A\r\n\r\ntext one\r\n\r\n```\r\n# no\r\n```\r\n## B\r\nmore\r\n"
     )
     parsed = parse_front_matter(content)
     assert parsed.title == "Win"
@@ -345,11 +338,37 @@ def test_bom_without_front_matter() -> None:
 
 _LINES = st.sampled_from(
     [
-        "", "   ", "# Head", "## Sub head", "### Deep", "Setext", "===", "---", "```", "~~~",
-        "````", "    indented code", "| a | b |", "|---|---|", "| 1 | 2 |", "- item one",
-        "  - nested item", "1. ordered", "> quote line", "> # quoted", "<div>", "</div>",
-        "<!-- comment -->", "[ref]: http://example.com", "plain words here", "#tag",
-        "\tTabbed\ttext", "x", "***", "***bold***", "Ünïcode wörds ✓",
+        "",
+        "   ",
+        "# Head",
+        "## Sub head",
+        "### Deep",
+        "Setext",
+        "===",
+        "---",
+        "```",
+        "~~~",
+        "````",
+        "    indented code",
+        "| a | b |",
+        "|---|---|",
+        "| 1 | 2 |",
+        "- item one",
+        "  - nested item",
+        "1. ordered",
+        "> quote line",
+        "> # quoted",
+        "<div>",
+        "</div>",
+        "<!-- comment -->",
+        "[ref]: http://example.com",
+        "plain words here",
+        "#tag",
+        "\tTabbed\ttext",
+        "x",
+        "***",
+        "***bold***",
+        "Ünïcode wörds ✓",
     ]
 )
 _WORDS = st.text(alphabet=st.characters(codec="utf-8", exclude_characters="\r\n"), max_size=30)
@@ -359,9 +378,7 @@ _WORDS = st.text(alphabet=st.characters(codec="utf-8", exclude_characters="\r\n"
 def markdownish(draw: st.DrawFn) -> str:
     lines = draw(st.lists(st.one_of(_LINES, _WORDS), max_size=40))
     newline = draw(st.sampled_from(["\n", "\r\n", "\r"]))
-    prefix = draw(
-        st.sampled_from(["", "\ufeff", "---\ntitle: T\n---\n", "---\n: [bad\n---\n", "---\n"])
-    )
+    prefix = draw(st.sampled_from(["", "\ufeff", "---\ntitle: T\n---\n", "---\n: [bad\n---\n", "---\n"]))
     return prefix + newline.join(lines) + draw(st.sampled_from(["", newline]))
 
 
@@ -404,25 +421,29 @@ def test_chunks_are_ordered_verbatim_and_cover_the_body(
         covered[c.start : c.end] = b"\x01" * (c.end - c.start)
     for heading_start, heading_end in heading_line_ranges(content, body_start):
         covered[heading_start:heading_end] = b"\x01" * len(covered[heading_start:heading_end])
-    uncovered = [
-        i for i in range(body_start, len(content)) if not covered[i] and not content[i].isspace()
-    ]
+    uncovered = [i for i in range(body_start, len(content)) if not covered[i] and not content[i].isspace()]
     assert uncovered == [], (content, [content[i] for i in uncovered])
 
 
 def test_chunks_a_100kb_document_with_every_block_kind() -> None:
     section = (
         "## Section\n\n"
-        + " ".join(words(120)) + "\n\n"
-        + "```python\n" + "\n".join(f"x{i} = {i}  # comment" for i in range(15)) + "\n```\n\n"
-        + "| a | b |\n|---|---|\n" + "\n".join(f"| {i} | {i * 2} |" for i in range(10)) + "\n\n"
-        + "- item\n" * 10 + "\n"
+        + " ".join(words(120))
+        + "\n\n"
+        + "```python\n"
+        + "\n".join(f"x{i} = {i}  # comment" for i in range(15))
+        + "\n```\n\n"
+        + "| a | b |\n|---|---|\n"
+        + "\n".join(f"| {i} | {i * 2} |" for i in range(10))
+        + "\n\n"
+        + "- item\n" * 10
+        + "\n"
     )
     content = "# Big\n\n" + section * (100_000 // len(section) + 1)
     assert len(content) >= 100_000
     chunks = chunk(content, chunk_size=100, chunk_overlap=10)
     assert chunks
-    assert all(content[c.start:c.end] == c.text for c in chunks)
+    assert all(content[c.start : c.end] == c.text for c in chunks)
     assert all(len(c.text.split()) <= 100 for c in chunks)
 
 
@@ -435,5 +456,6 @@ def test_many_small_sections_give_one_chunk_each() -> None:
 
 def test_passage_header_names_title_and_headings_without_repeating_the_title() -> None:
     assert passage_header(title="Guide", heading_path=("# Guide", "## Install", "### On Linux")) == (
-        "[Doc: Guide > Install > On Linux]")
+        "[Doc: Guide > Install > On Linux]"
+    )
     assert passage_header(title="Guide", heading_path=()) == "[Doc: Guide]"

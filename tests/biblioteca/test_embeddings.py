@@ -1,4 +1,5 @@
 """The embedders: the local E5 model in-process, and the OpenAI-compatible backend against a real server."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -7,8 +8,13 @@ import pytest
 from biblioteca.embeddings import EmbeddingError, LocalE5Embedder, OpenAIEmbedder, get_embedder
 from tests.conftest import free_port
 
-TEXTS = ["Reset your password from the sign-in page.", "Las facturas se envían cada mes.",
-         "```bash\nnpm install\n```", "Rate limits: 100 requests per minute.", "Hola."]
+TEXTS = [
+    "Reset your password from the sign-in page.",
+    "Las facturas se envían cada mes.",
+    "```bash\nnpm install\n```",
+    "Rate limits: 100 requests per minute.",
+    "Hola.",
+]
 
 
 @pytest.fixture(scope="module")
@@ -17,8 +23,16 @@ def local() -> LocalE5Embedder:
 
 
 def openai_embedder(base_url: str, **overrides) -> OpenAIEmbedder:
-    options = dict(model="e5", base_url=base_url, api_key="", dimensions=384, batch_size=2, timeout=10,
-                   max_retries=0, send_input_type=True)
+    options = dict(
+        model="e5",
+        base_url=base_url,
+        api_key="",
+        dimensions=384,
+        batch_size=2,
+        timeout=10,
+        max_retries=0,
+        send_input_type=True,
+    )
     options.update(overrides)
     return OpenAIEmbedder(**options)
 

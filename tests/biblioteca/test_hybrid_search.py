@@ -3,6 +3,7 @@
 Each test isolates one side by giving the search a question text and a question vector that disagree: the
 vector of an unrelated sentence with the text that names a chunk, or the other way round.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -20,19 +21,19 @@ pytestmark = pytest.mark.django_db
 APP = "t-hybrid"
 DOCS = {
     "weather.md": "# Weather\n\nThe forecast says it will rain in the mountains tomorrow, with snow above "
-                  "two thousand metres and strong winds in the valleys.",
+    "two thousand metres and strong winds in the valleys.",
     "cooking.md": "# Cooking\n\nBoil the pasta in plenty of salted water for nine minutes, then drain it and "
-                  "toss it with the sauce while it is still hot.",
+    "toss it with the sauce while it is still hot.",
     "garden.md": "# Garden\n\nWater the tomatoes early in the morning, and cut back the side shoots so that the "
-                 "plant puts its strength into the fruit.",
+    "plant puts its strength into the fruit.",
     "routers.md": "# Bigger applications\n\nSplit the endpoints into modules, then connect each module to the "
-                  "main application with `app.include_router` so that its paths are served.",
+    "main application with `app.include_router` so that its paths are served.",
     "exclude.md": "# Response model\n\nSet `response_model_exclude_unset` to leave out the fields that were "
-                  "never set, so the client only gets the values it sent.",
+    "never set, so the client only gets the values it sent.",
     "ajustes.md": "# Ajustes\n\nLa configuración del servidor se guarda en un archivo de texto que el programa "
-                  "lee al arrancar, y cada opción tiene un valor por omisión.",
+    "lee al arrancar, y cada opción tiene un valor por omisión.",
     "sin-tildes.md": "# Notas\n\nEl catalogo de canciones se actualiza cada noche desde la base de datos "
-                     "principal, sin intervencion de nadie.",
+    "principal, sin intervencion de nadie.",
 }
 
 
@@ -41,8 +42,12 @@ def hybrid_library():
     embedder = get_embedder()
     for name, content in DOCS.items():
         document_ingest(source_path=name, content=content, app=APP, embedder=embedder)
-    document_ingest(source_path="elsewhere.md", app="t-hybrid-other", embedder=embedder,
-                    content="# Elsewhere\n\nAnother team also calls `app.include_router` in its docs.")
+    document_ingest(
+        source_path="elsewhere.md",
+        app="t-hybrid-other",
+        embedder=embedder,
+        content="# Elsewhere\n\nAnother team also calls `app.include_router` in its docs.",
+    )
     return APP
 
 
@@ -61,22 +66,30 @@ def test_a_question_only_the_full_text_side_finds(hybrid_library):
     unrelated = vector_of("Will it snow in the mountains tomorrow?")
     vector_only = chunk_search(query_vector=unrelated, top_k=1, app=APP)
     assert paths(vector_only) == ["weather.md"]
-    fused = chunk_search(query_vector=unrelated, top_k=1, app=APP, query_text="response_model_exclude_unset",
-                         hybrid=HybridParams())
+    fused = chunk_search(
+        query_vector=unrelated,
+        top_k=1,
+        app=APP,
+        query_text="response_model_exclude_unset",
+        hybrid=HybridParams(),
+    )
     assert paths(fused) == ["exclude.md"]
 
 
 def test_a_question_only_the_vector_side_finds(hybrid_library):
     vector = vector_of("How long should spaghetti cook?")
-    fused = chunk_search(query_vector=vector, top_k=1, app=APP, query_text="xyzzy plugh", hybrid=HybridParams())
+    fused = chunk_search(
+        query_vector=vector, top_k=1, app=APP, query_text="xyzzy plugh", hybrid=HybridParams()
+    )
     assert paths(fused) == ["cooking.md"]
     assert 0 < fused[0].score <= 1
 
 
 def test_fused_results_carry_cosine_scores_and_their_documents(hybrid_library):
     vector = vector_of("How do I mount the routers of my modules?")
-    (best,) = chunk_search(query_vector=vector, top_k=1, app=APP, query_text="include_router",
-                           hybrid=HybridParams())
+    (best,) = chunk_search(
+        query_vector=vector, top_k=1, app=APP, query_text="include_router", hybrid=HybridParams()
+    )
     assert best.document.source_path == "routers.md"
     assert best.document.app == APP
     assert best.score == pytest.approx(float(best_vector_score(best.id, vector)), abs=1e-4)
@@ -93,37 +106,52 @@ def best_vector_score(chunk_id, vector):
 
 def test_filters_hold_on_both_sides(hybrid_library):
     unrelated = vector_of("tomatoes")
-    hits = chunk_search(query_vector=unrelated, top_k=10, app=APP, query_text="app.include_router",
-                        hybrid=HybridParams())
+    hits = chunk_search(
+        query_vector=unrelated, top_k=10, app=APP, query_text="app.include_router", hybrid=HybridParams()
+    )
     assert {c.document.app for c in hits} == {APP}
-    other = chunk_search(query_vector=unrelated, top_k=10, app="t-hybrid-other", query_text="app.include_router",
-                         hybrid=HybridParams())
+    other = chunk_search(
+        query_vector=unrelated,
+        top_k=10,
+        app="t-hybrid-other",
+        query_text="app.include_router",
+        hybrid=HybridParams(),
+    )
     assert paths(other) == ["elsewhere.md"]
 
 
-@pytest.mark.parametrize("question, expected", [
-    ("configuracion", "ajustes.md"),
-    ("configuración", "ajustes.md"),
-    ("catálogo de canciones", "sin-tildes.md"),
-    ("intervención", "sin-tildes.md"),
-])
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("configuracion", "ajustes.md"),
+        ("configuración", "ajustes.md"),
+        ("catálogo de canciones", "sin-tildes.md"),
+        ("intervención", "sin-tildes.md"),
+    ],
+)
 def test_accents_are_folded_on_both_sides(hybrid_library, question, expected):
-    hits = chunk_search(query_vector=vector_of("weather forecast"), top_k=1, app=APP, query_text=question,
-                        hybrid=LEXICAL_ONLY)
+    hits = chunk_search(
+        query_vector=vector_of("weather forecast"), top_k=1, app=APP, query_text=question, hybrid=LEXICAL_ONLY
+    )
     assert paths(hits) == [expected]
 
 
-@pytest.mark.parametrize("question", ["app.include_router", "include_router", "the include router function",
-                                      "includeRouter"])
+@pytest.mark.parametrize(
+    "question", ["app.include_router", "include_router", "the include router function", "includeRouter"]
+)
 def test_identifiers_match_whole_and_by_their_parts(hybrid_library, question):
-    hits = chunk_search(query_vector=vector_of("weather forecast"), top_k=1, app=APP, query_text=question,
-                        hybrid=LEXICAL_ONLY)
+    hits = chunk_search(
+        query_vector=vector_of("weather forecast"), top_k=1, app=APP, query_text=question, hybrid=LEXICAL_ONLY
+    )
     assert paths(hits) == ["routers.md"]
 
 
 def test_a_whole_identifier_outweighs_its_parts(hybrid_library):
-    document_ingest(source_path="models.md", app=APP,
-                    content="# Models\n\nA response model describes what the client gets back from an endpoint.")
+    document_ingest(
+        source_path="models.md",
+        app=APP,
+        content="# Models\n\nA response model describes what the client gets back from an endpoint.",
+    )
     weights = query_term_weights(text="response_model_exclude_unset", app=APP)
     assert weights["responsemodelexcludeunset"] > weights["model"]
 
@@ -139,8 +167,9 @@ def test_retrieve_follows_the_setting_and_the_argument(hybrid_library):
     unrelated = vector_of("Will it snow in the mountains tomorrow?")
     with override_settings(RETRIEVAL_HYBRID=False):
         off = retrieve("response_model_exclude_unset", top_k=1, filters={"app": APP}, query_vector=unrelated)
-        on = retrieve("response_model_exclude_unset", top_k=1, filters={"app": APP}, query_vector=unrelated,
-                      hybrid=True)
+        on = retrieve(
+            "response_model_exclude_unset", top_k=1, filters={"app": APP}, query_vector=unrelated, hybrid=True
+        )
     assert [c.chunk_id for c in off.chunks] == ["weather.md#0"]
     assert [c.chunk_id for c in on.chunks] == ["exclude.md#0"]
 
@@ -160,6 +189,8 @@ def test_a_language_set_for_the_app_wins_over_detection_and_reindexes_unchanged_
     document = Document.objects.get(app=APP, source_path="cooking.md")
     assert (document.language, document.search_config) == ("es", "spanish")
     with connection.cursor() as cursor:
-        cursor.execute("SELECT search_vector::text FROM biblioteca_chunk WHERE document_id = %s", [document.pk])
+        cursor.execute(
+            "SELECT search_vector::text FROM biblioteca_chunk WHERE document_id = %s", [document.pk]
+        )
         (indexed,) = cursor.fetchone()
     assert "'the'" in indexed  # an English stop word, but not a Spanish one

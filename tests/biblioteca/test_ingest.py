@@ -1,4 +1,5 @@
 """Ingestion against the real database and the real embedder: idempotence, atomic replace, bad input."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -8,7 +9,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from biblioteca.embeddings import EmbeddingError, Embedder, get_embedder
+from biblioteca.embeddings import Embedder, EmbeddingError, get_embedder
 from biblioteca.ingest import directory_ingest, document_ingest
 from biblioteca.models import Chunk, Document, Sentence
 from biblioteca.selectors import chunk_search
@@ -57,19 +58,21 @@ def write(folder: Path, name: str, content: str | bytes) -> Path:
 
 
 def test_a_document_becomes_chunks_and_sentences_with_vectors():
-    result = document_ingest(source_path="install.md", content=GUIDE, app="t-ingest", url="https://x.test/install")
+    result = document_ingest(
+        source_path="install.md", content=GUIDE, app="t-ingest", url="https://x.test/install"
+    )
     assert result.status == "added"
     document = Document.objects.get(app="t-ingest", source_path="install.md")
     assert document.title == "Install guide" and document.url == "https://x.test/install"
     chunks = list(document.chunks.order_by("chunk_index"))
     assert [c.heading_path for c in chunks] == [["# Install"], ["# Install", "## Configure"]]
-    assert all(GUIDE[c.start_offset:c.end_offset] == c.text for c in chunks)
+    assert all(GUIDE[c.start_offset : c.end_offset] == c.text for c in chunks)
     assert "# not a heading\nmake run" in chunks[0].text
     assert all(c.embedding_model == get_embedder().model_name and c.token_count > 0 for c in chunks)
     sentences = Sentence.objects.filter(chunk__document=document)
     assert sentences.count() == result.sentences > len(chunks)
     for sentence in sentences:
-        assert sentence.chunk.text[sentence.start_offset:sentence.end_offset] == sentence.text
+        assert sentence.chunk.text[sentence.start_offset : sentence.end_offset] == sentence.text
         assert len(sentence.embedding) == 384
 
 
@@ -83,7 +86,10 @@ def test_reingesting_unchanged_content_makes_zero_embedding_calls(tmp_path):
     second = directory_ingest(paths=[tmp_path], app="t-idem")
     assert second.count("unchanged") == 2 and second.count("added") == 0
     assert embedder.calls == calls
-    assert set(Document.objects.filter(app="t-idem").values_list("source_path", flat=True)) == {"a.md", "sub/b.md"}
+    assert set(Document.objects.filter(app="t-idem").values_list("source_path", flat=True)) == {
+        "a.md",
+        "sub/b.md",
+    }
 
 
 def test_changed_content_replaces_the_chunks():
@@ -100,10 +106,16 @@ def test_a_failing_embedder_leaves_the_previous_version_intact_and_searchable():
     before = list(Chunk.objects.filter(document__app="t-atomic").values_list("id", "text"))
     changed = GUIDE.replace("Run the installer.", "Run the new installer, version two.")
     with pytest.raises(EmbeddingError):
-        document_ingest(source_path="p.md", content=changed, app="t-atomic",
-                        embedder=FailingEmbedder(real, fail_after_texts=1))
+        document_ingest(
+            source_path="p.md",
+            content=changed,
+            app="t-atomic",
+            embedder=FailingEmbedder(real, fail_after_texts=1),
+        )
     assert list(Chunk.objects.filter(document__app="t-atomic").values_list("id", "text")) == before
-    hits = chunk_search(query_vector=real.embed_query("how do I set the database url"), top_k=1, app="t-atomic")
+    hits = chunk_search(
+        query_vector=real.embed_query("how do I set the database url"), top_k=1, app="t-atomic"
+    )
     assert "DATABASE_URL" in hits[0].text
 
 
@@ -137,11 +149,15 @@ def test_two_files_that_would_share_a_source_path_are_refused_before_any_work(tm
     write(tmp_path, "en/index.md", "# Home\n\nEnglish.")
     write(tmp_path, "es/index.md", "# Inicio\n\nEspañol.")
     with pytest.raises(CommandError, match="would both be stored as 'index.md'"):
-        call_command("ingest_docs", str(tmp_path / "en"), str(tmp_path / "es"), "--app", "t-clash", verbosity=0)
+        call_command(
+            "ingest_docs", str(tmp_path / "en"), str(tmp_path / "es"), "--app", "t-clash", verbosity=0
+        )
     assert not Document.objects.filter(app="t-clash").exists()
     call_command("ingest_docs", str(tmp_path), "--app", "t-clash", verbosity=0)
     assert set(Document.objects.filter(app="t-clash").values_list("source_path", flat=True)) == {
-        "en/index.md", "es/index.md"}
+        "en/index.md",
+        "es/index.md",
+    }
 
 
 def test_prune_removes_documents_whose_files_are_gone_and_dry_run_writes_nothing(tmp_path):
@@ -173,7 +189,8 @@ def test_a_model_change_is_detected_and_reembed_fixes_it(capsys):
     call_command("reembed", "--app", "t-model")
     assert "1 document(s) re-embedded" in capsys.readouterr().out
     assert set(Chunk.objects.filter(document__app="t-model").values_list("embedding_model", flat=True)) == {
-        get_embedder().model_name}
+        get_embedder().model_name
+    }
 
 
 def test_chunks_without_sentences_get_them_from_the_next_ingest():
@@ -196,11 +213,16 @@ def test_a_chunk_is_embedded_under_its_passage_header_and_its_sentences_bare():
 
 def test_a_section_that_never_names_its_topic_is_found_by_its_heading():
     """Embedded bare, the Support text scores highest for this question; under its header, Warranty does."""
-    document_ingest(source_path="policies.md", app="t-header", content=(
-        "# Policies\n\n## Refunds\n\nWrite to us within 30 days and we send the money back.\n\n"
-        "## Warranty\n\nTwo years, parts and labour included.\n\n"
-        "## Support\n\nWrite to us any day and we answer within two days.\n\n"
-        "## Shipping\n\nParcels leave every weekday.\n"))
+    document_ingest(
+        source_path="policies.md",
+        app="t-header",
+        content=(
+            "# Policies\n\n## Refunds\n\nWrite to us within 30 days and we send the money back.\n\n"
+            "## Warranty\n\nTwo years, parts and labour included.\n\n"
+            "## Support\n\nWrite to us any day and we answer within two days.\n\n"
+            "## Shipping\n\nParcels leave every weekday.\n"
+        ),
+    )
     query = get_embedder().embed_query("Do you offer a warranty?")
     assert chunk_search(query_vector=query, top_k=1, app="t-header")[0].heading_path[-1] == "## Warranty"
 

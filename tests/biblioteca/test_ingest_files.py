@@ -1,5 +1,6 @@
 """Which files ingest reads: never a link that leads out of the folder (the public widget could quote it), never
 a file over INGEST_MAX_FILE_BYTES; both are reported, in the summary line too."""
+
 from __future__ import annotations
 
 import pytest
@@ -30,12 +31,18 @@ def docs(tmp_path):
 def test_links_out_of_the_folder_are_refused_and_reported(docs):
     report = directory_ingest(paths=[docs], app="t-links")
     statuses = {r.source_path: r.status for r in report.results}
-    assert statuses == {"guide.md": "added", "faq/alias.md": "added", "faq/x.md": "outside",
-                        "faq/y.md": "outside"}
+    assert statuses == {
+        "guide.md": "added",
+        "faq/alias.md": "added",
+        "faq/x.md": "outside",
+        "faq/y.md": "outside",
+    }
     assert "outside" in next(r.error for r in report.results if r.source_path == "faq/x.md")
     assert not Chunk.objects.filter(text__contains="hunter2").exists()
     assert set(Document.objects.filter(app="t-links").values_list("source_path", flat=True)) == {
-        "guide.md", "faq/alias.md"}
+        "guide.md",
+        "faq/alias.md",
+    }
 
 
 def test_files_over_the_size_cap_are_refused_and_reported(tmp_path, settings):

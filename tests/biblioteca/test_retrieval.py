@@ -1,4 +1,5 @@
 """retrieve() against the real database: filters, trimming from stored vectors, token counts, settings."""
+
 from __future__ import annotations
 
 import pytest
@@ -33,8 +34,14 @@ def seed_trimming(settings):
 def test_trimming_cuts_tokens_keeps_the_answer_and_embeds_only_the_query(library, seed_trimming):
     embedder = get_embedder()
     calls = embedder.calls
-    result = retrieve(QUESTION, top_k=5, trim=True, trim_threshold=0.85, trim_window=1,
-                      filters={"app": library, "source_type": "en"})
+    result = retrieve(
+        QUESTION,
+        top_k=5,
+        trim=True,
+        trim_threshold=0.85,
+        trim_window=1,
+        filters={"app": library, "source_type": "en"},
+    )
     assert embedder.calls - calls == 1
     assert result.trimmed and result.trim_embedding_calls == 0
     assert result.tokens_in_context < result.tokens_before
@@ -52,8 +59,14 @@ def test_a_low_threshold_keeps_every_chunk_unchanged(library):
 def test_chunks_stored_without_sentences_fall_back_to_one_batch_call(library, seed_trimming):
     first = retrieve(QUESTION, top_k=2, trim=False, filters={"app": library, "source_type": "en"})
     Sentence.objects.filter(chunk_id__in=[c.id for c in first.chunks]).delete()
-    result = retrieve(QUESTION, top_k=2, trim=True, trim_threshold=0.85, trim_window=1,
-                      filters={"app": library, "source_type": "en"})
+    result = retrieve(
+        QUESTION,
+        top_k=2,
+        trim=True,
+        trim_threshold=0.85,
+        trim_window=1,
+        filters={"app": library, "source_type": "en"},
+    )
     assert result.trim_embedding_calls == 1
     assert "30 minutes" in result.chunks[0].content
 
@@ -69,8 +82,12 @@ def test_none_means_the_settings(library, settings):
 
 
 def test_filters_and_top_k_are_checked(library):
-    spanish = retrieve("¿Cuánto cuesta el plan Equipo?", top_k=20, filters={"app": library, "source_type": "es"})
-    assert spanish.chunks and all("Facturación" in c.title or "cuenta" in c.title.lower() for c in spanish.chunks)
+    spanish = retrieve(
+        "¿Cuánto cuesta el plan Equipo?", top_k=20, filters={"app": library, "source_type": "es"}
+    )
+    assert spanish.chunks and all(
+        "Facturación" in c.title or "cuenta" in c.title.lower() for c in spanish.chunks
+    )
     with pytest.raises(ValueError, match="top_k"):
         retrieve(QUESTION, top_k=21)
     with pytest.raises(ValueError, match="unknown filter"):

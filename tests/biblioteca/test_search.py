@@ -1,4 +1,5 @@
 """Nearest-neighbour search over the fixture library: paraphrased questions find the right chunk, EN and ES."""
+
 from __future__ import annotations
 
 import pytest
@@ -9,23 +10,30 @@ from biblioteca.selectors import chunk_search
 pytestmark = pytest.mark.django_db
 
 
-@pytest.mark.parametrize("question, lang, expected_heading", [
-    ("I forgot my password and cannot sign in, what should I do?", "en", "## Resetting your password"),
-    ("What happens to my data if I close my account?", "en", "## Deleting your account"),
-    ("How many calls to the API am I allowed each minute?", "en", "## Rate limits"),
-    ("No me acuerdo de la clave para entrar, ¿cómo consigo otra?", "es", "## Restablecer la contraseña"),
-    ("¿Cuándo me llega la factura mensual?", "es", "## Facturas"),
-])
+@pytest.mark.parametrize(
+    ("question", "lang", "expected_heading"),
+    [
+        ("I forgot my password and cannot sign in, what should I do?", "en", "## Resetting your password"),
+        ("What happens to my data if I close my account?", "en", "## Deleting your account"),
+        ("How many calls to the API am I allowed each minute?", "en", "## Rate limits"),
+        ("No me acuerdo de la clave para entrar, ¿cómo consigo otra?", "es", "## Restablecer la contraseña"),
+        ("¿Cuándo me llega la factura mensual?", "es", "## Facturas"),
+    ],
+)
 def test_a_paraphrased_question_finds_the_right_chunk(library, question, lang, expected_heading):
-    hits = chunk_search(query_vector=get_embedder().embed_query(question), top_k=1, app=library, source_type=lang)
+    hits = chunk_search(
+        query_vector=get_embedder().embed_query(question), top_k=1, app=library, source_type=lang
+    )
     assert hits[0].heading_path[-1] == expected_heading
     assert 0 < hits[0].score <= 1
 
 
 def test_filters_restrict_the_search(library):
     vector = get_embedder().embed_query("password")
-    assert {h.document.source_type for h in chunk_search(query_vector=vector, top_k=10, app=library,
-                                                          source_type="es")} == {"es"}
+    assert {
+        h.document.source_type
+        for h in chunk_search(query_vector=vector, top_k=10, app=library, source_type="es")
+    } == {"es"}
     assert chunk_search(query_vector=vector, top_k=5, app="no-such-app") == []
 
 
@@ -52,5 +60,5 @@ def test_a_filtered_search_asks_pgvector_for_an_iterative_scan(library):
         chunk_search(query_vector=vector, top_k=5)
     statements = [q["sql"] for q in filtered.captured_queries]
     setting = statements.index("SET LOCAL hnsw.iterative_scan = strict_order")
-    assert any("biblioteca_chunk" in sql for sql in statements[setting + 1:])
+    assert any("biblioteca_chunk" in sql for sql in statements[setting + 1 :])
     assert not any("iterative_scan" in q["sql"] for q in unfiltered.captured_queries)

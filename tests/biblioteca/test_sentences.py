@@ -384,8 +384,29 @@ _LINE_HEAD = st.sampled_from(
     ]
 )
 _LINE_TEXT = st.lists(
-    st.sampled_from(["Hola.", "A", "b", " ", "|", "]:", "`", "~", "*", "-", ">", "<", "#", "1.",
-                     "Dr.", "x\t", "\u00a0", "\x0c", "."]),
+    st.sampled_from(
+        [
+            "Hola.",
+            "A",
+            "b",
+            " ",
+            "|",
+            "]:",
+            "`",
+            "~",
+            "*",
+            "-",
+            ">",
+            "<",
+            "#",
+            "1.",
+            "Dr.",
+            "x\t",
+            "\u00a0",
+            "\x0c",
+            ".",
+        ]
+    ),
     max_size=4,
 ).map("".join)
 _MD_LINES = st.lists(st.tuples(_LINE_HEAD, _LINE_TEXT).map("".join), max_size=30)
@@ -476,7 +497,7 @@ QUOTES_AND_PARENS = _cases(
     "The label said ‘Fragile!’| We were careful.",
     "I left early.| (The rest stayed late.)| Nobody noticed.",
     "(Solo llovió un día.)| El resto fue sol.",
-    'He said, \'Ana wrote "done."\'| We checked.',
+    "He said, 'Ana wrote \"done.\"'| We checked.",
     "Dijo: “Ana escribió ‘listo.’”| Lo revisamos.",
     'She asked "are we there yet?" and sighed.',
     '"Stop." she said.',

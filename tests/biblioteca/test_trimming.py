@@ -1,10 +1,11 @@
 """Every rule of trim_chunks with hand-made vectors: no model involved, so each score is known exactly."""
+
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 import pytest
-
-from dataclasses import replace
 
 from biblioteca.trimming import (
     TrimInput,
@@ -61,8 +62,11 @@ def test_separate_runs_are_joined_with_an_elision_marker():
 
 
 def test_contiguous_kept_sentences_keep_their_original_text_between_them():
-    c = chunk(["Intro.", "```sh\nmake run\n```", "Then open the page.", "Unrelated."], [0.1, 0.9, 0.9, 0.1],
-              sep="\n\n")
+    c = chunk(
+        ["Intro.", "```sh\nmake run\n```", "Then open the page.", "Unrelated."],
+        [0.1, 0.9, 0.9, 0.1],
+        sep="\n\n",
+    )
     assert trim_one(c, threshold=0.5, window=0) == "```sh\nmake run\n```\n\nThen open the page."
 
 
@@ -110,9 +114,16 @@ def test_select_sentences_and_join_runs_directly():
     assert join_runs("ab cd ef", [(0, 2), (3, 5), (6, 8)], [0, 2]) == "ab [...] ef"
 
 
-@pytest.mark.parametrize("bad", [dict(threshold=1.5), dict(threshold=0.5, window=-1),
-                                 dict(threshold=0.5, min_sentences=0), dict(threshold=0.5, lexical_weight=-0.1),
-                                 dict(threshold=0.5, spread_factor=0)])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        dict(threshold=1.5),
+        dict(threshold=0.5, window=-1),
+        dict(threshold=0.5, min_sentences=0),
+        dict(threshold=0.5, lexical_weight=-0.1),
+        dict(threshold=0.5, spread_factor=0),
+    ],
+)
 def test_invalid_parameters_are_refused(bad):
     with pytest.raises(ValueError):
         TrimParams(**bad)
@@ -124,16 +135,24 @@ TERMS = {"responsemodelexcludeunset": 6.0, "respons": 1.0, "model": 1.0, "exclud
 
 
 def test_lexical_evidence_is_the_share_of_the_question_weight_a_unit_holds():
-    c = replace(chunk(["Set `response_model_exclude_unset=True`.", "Unrelated words here."], [0.8, 0.8]),
-                language="en")
+    c = replace(
+        chunk(["Set `response_model_exclude_unset=True`.", "Unrelated words here."], [0.8, 0.8]),
+        language="en",
+    )
     evidence = lexical_evidence(c, TERMS, heading_weight=0.5)
     assert evidence[0] == pytest.approx(1.0)
     assert evidence[1] == 0.0
 
 
 def test_lexical_evidence_counts_the_heading_for_the_units_under_it():
-    c = replace(chunk(["### response_model_exclude_unset", "Leaves out the defaults.", "## Other",
-                       "Something else."], [0.8, 0.8, 0.8, 0.8], sep="\n\n"), language="en")
+    c = replace(
+        chunk(
+            ["### response_model_exclude_unset", "Leaves out the defaults.", "## Other", "Something else."],
+            [0.8, 0.8, 0.8, 0.8],
+            sep="\n\n",
+        ),
+        language="en",
+    )
     evidence = lexical_evidence(c, TERMS, heading_weight=0.5)
     assert evidence[0] == pytest.approx(1.0)
     assert evidence[1] == pytest.approx(0.5)
@@ -141,14 +160,27 @@ def test_lexical_evidence_counts_the_heading_for_the_units_under_it():
 
 
 def test_the_chunk_heading_path_counts_before_the_first_heading_unit():
-    c = replace(chunk(["Leaves out the defaults."], [0.8]), language="en",
-                heading="# Response model ## response_model_exclude_unset")
+    c = replace(
+        chunk(["Leaves out the defaults."], [0.8]),
+        language="en",
+        heading="# Response model ## response_model_exclude_unset",
+    )
     assert lexical_evidence(c, TERMS, heading_weight=0.5)[0] == pytest.approx(0.5)
 
 
 def test_a_short_unit_naming_the_option_survives_thanks_to_its_words():
-    c = replace(chunk(["Intro about responses in general.", "Other prose.", "Default: `response_model_exclude_unset`",
-                       "More prose."], [0.86, 0.85, 0.78, 0.85]), language="en")
+    c = replace(
+        chunk(
+            [
+                "Intro about responses in general.",
+                "Other prose.",
+                "Default: `response_model_exclude_unset`",
+                "More prose.",
+            ],
+            [0.86, 0.85, 0.78, 0.85],
+        ),
+        language="en",
+    )
     plain = TrimParams(threshold=0.95, window=0, relative_margin=0.03)
     assert "Default" not in trim_chunks([c], QUERY, plain, TERMS)[0].text
     lexical = replace(plain, lexical_weight=0.2)
@@ -157,8 +189,9 @@ def test_a_short_unit_naming_the_option_survives_thanks_to_its_words():
 
 def test_a_chunk_is_dropped_on_its_cosines_not_on_shared_words():
     good = replace(chunk(["The answer.", "Filler."], [0.90, 0.5]), language="en")
-    wordy = replace(chunk(["response_model_exclude_unset mentioned in passing.", "Filler."], [0.70, 0.5]),
-                    language="en")
+    wordy = replace(
+        chunk(["response_model_exclude_unset mentioned in passing.", "Filler."], [0.70, 0.5]), language="en"
+    )
     params = TrimParams(threshold=0.95, window=0, relative_margin=0.05, drop_margin=0.05, lexical_weight=0.5)
     outs = trim_chunks([good, wordy], QUERY, params, TERMS)
     assert outs[1].dropped
@@ -173,16 +206,25 @@ def test_the_spread_factor_shrinks_the_margins_when_scores_are_close_together():
     assert out.text == "S0. S1."  # margin 0.5 * (0.84 - median 0.81) = 0.015: S1 at 0.83 stays, 0.82 goes
 
 
-@pytest.mark.parametrize("units, expected", [
-    (["| Name | Default |", "|---|---|", "| port | 8000 |", "| host | 0.0.0.0 |"],
-     [(), (0,), (0, 1), (0, 1)]),
-    (["The options are:", "- `include`: fields to keep.", "- `exclude`: fields to leave out."],
-     [(), (0,), (0,)]),
-    (["### response_model", "**Type:** `Any`", "**Default:** `None`", "Prose after."],
-     [(1, 2), (0, 2), (0, 1), ()]),
-    (["### port", "The port to listen on.", "Default: 8000"], [(2,), (), (0, 1)]),
-    (["Just prose.", "More prose."], [(), ()]),
-])
+@pytest.mark.parametrize(
+    ("units", "expected"),
+    [
+        (
+            ["| Name | Default |", "|---|---|", "| port | 8000 |", "| host | 0.0.0.0 |"],
+            [(), (0,), (0, 1), (0, 1)],
+        ),
+        (
+            ["The options are:", "- `include`: fields to keep.", "- `exclude`: fields to leave out."],
+            [(), (0,), (0,)],
+        ),
+        (
+            ["### response_model", "**Type:** `Any`", "**Default:** `None`", "Prose after."],
+            [(1, 2), (0, 2), (0, 1), ()],
+        ),
+        (["### port", "The port to listen on.", "Default: 8000"], [(2,), (), (0, 1)]),
+        (["Just prose.", "More prose."], [(), ()]),
+    ],
+)
 def test_units_that_belong_together(units, expected):
     assert unit_companions(units) == expected
 

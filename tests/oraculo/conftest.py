@@ -1,4 +1,5 @@
 """Oráculo fixtures: no LLM unless a test asks for the fake one, and a clean cache (throttles) per test."""
+
 from __future__ import annotations
 
 import pytest

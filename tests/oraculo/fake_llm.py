@@ -9,6 +9,7 @@ A request with `"stream": true` is answered as the OpenAI API streams (server-se
 the answer in pieces; "cut" sends two pieces and then drops the connection in the middle of a chunk; "gated"
 sends the first piece and waits for `gate` to be set before the rest. The other modes answer as without stream.
 """
+
 from __future__ import annotations
 
 import json
@@ -54,7 +55,7 @@ class FakeLLM:
     @staticmethod
     def pieces(text: str, n: int = 4) -> list[str]:
         size = max(1, -(-len(text) // n))
-        return [text[i:i + size] for i in range(0, len(text), size)]
+        return [text[i : i + size] for i in range(0, len(text), size)]
 
     @staticmethod
     def answer_for(messages: list[dict]) -> str:
@@ -83,7 +84,9 @@ class FakeLLM:
                 headers = {name.lower(): value for name, value in self.headers.items()}
                 fake.requests.append({"path": self.path, "headers": headers, "body": body})
                 if self.path.rstrip("/") != "/v1/chat/completions":
-                    return self._send(404, {"error": {"message": "not found", "type": "invalid_request_error"}})
+                    return self._send(
+                        404, {"error": {"message": "not found", "type": "invalid_request_error"}}
+                    )
                 hook, fake.on_request = fake.on_request, None
                 if hook is not None:
                     hook()
@@ -91,11 +94,20 @@ class FakeLLM:
                     fake._stop.wait(fake.slow_seconds)
                     return self._send(200, self._completion(body, "too late"))
                 if fake.mode == "error":
-                    return self._send(500, {"error": {"message": "the model crashed", "type": "server_error"}})
+                    return self._send(
+                        500, {"error": {"message": "the model crashed", "type": "server_error"}}
+                    )
                 if fake.mode == "leaky":
                     key = headers.get("authorization", "").removeprefix("Bearer ")
-                    return self._send(401, {"error": {"message": f"Incorrect API key provided: {key}",
-                                                      "type": "invalid_request_error"}})
+                    return self._send(
+                        401,
+                        {
+                            "error": {
+                                "message": f"Incorrect API key provided: {key}",
+                                "type": "invalid_request_error",
+                            }
+                        },
+                    )
                 if body.get("stream") and fake.mode in ("ok", "cut", "gated"):
                     return self._stream(body, fake.answer_for(body.get("messages", [])))
                 if fake.mode == "endless":
@@ -105,10 +117,17 @@ class FakeLLM:
 
             def _completion(self, body: dict, content: str) -> dict:
                 return {
-                    "id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()),
+                    "id": "chatcmpl-fake",
+                    "object": "chat.completion",
+                    "created": int(time.time()),
                     "model": MODEL,
-                    "choices": [{"index": 0, "finish_reason": "stop",
-                                 "message": {"role": "assistant", "content": content}}],
+                    "choices": [
+                        {
+                            "index": 0,
+                            "finish_reason": "stop",
+                            "message": {"role": "assistant", "content": content},
+                        }
+                    ],
                     "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20},
                 }
 
@@ -116,19 +135,30 @@ class FakeLLM:
                 """Chunked server-sent events, written by hand so that "cut" can break a chunk in half."""
                 self.close_connection = True
                 try:
-                    self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
-                                     b"Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n")
+                    self.wfile.write(
+                        b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                        b"Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+                    )
                     for i, piece in enumerate(fake.pieces(content)):
                         if fake.mode == "cut" and i == 2:
-                            self.wfile.write(b"100\r\ndata: {\"id")  # promises 256 bytes, sends 9, hangs up
+                            self.wfile.write(b'100\r\ndata: {"id')  # promises 256 bytes, sends 9, hangs up
                             self.wfile.flush()
                             return
                         if fake.mode == "gated" and i == 1:
                             fake.gate.wait(30)
-                        self._chunk(self._event({"id": "chatcmpl-fake", "object": "chat.completion.chunk",
-                                                 "created": int(time.time()), "model": MODEL,
-                                                 "choices": [{"index": 0, "delta": {"content": piece},
-                                                              "finish_reason": None}]}))
+                        self._chunk(
+                            self._event(
+                                {
+                                    "id": "chatcmpl-fake",
+                                    "object": "chat.completion.chunk",
+                                    "created": int(time.time()),
+                                    "model": MODEL,
+                                    "choices": [
+                                        {"index": 0, "delta": {"content": piece}, "finish_reason": None}
+                                    ],
+                                }
+                            )
+                        )
                     self._chunk(b"data: [DONE]\n\n")
                     self.wfile.write(b"0\r\n\r\n")
                     self.wfile.flush()

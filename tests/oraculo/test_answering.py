@@ -1,4 +1,5 @@
 """answering.ask end to end: the real library in PostgreSQL+pgvector, the real embedder, the fake LLM server."""
+
 from __future__ import annotations
 
 import pytest
@@ -15,7 +16,9 @@ QUESTION = "How do I reset my password?"
 
 @pytest.fixture
 def widget_key(library):
-    return WidgetKey.objects.create(name="help site", app=library, allowed_origins=["https://help.example.com"])
+    return WidgetKey.objects.create(
+        name="help site", app=library, allowed_origins=["https://help.example.com"]
+    )
 
 
 def test_llm_answer_is_returned_and_logged(library, fake_llm):
@@ -58,8 +61,10 @@ def test_trimming_follows_the_settings_and_is_logged(library, settings):
     assert row.tokens_in_context == result.tokens_in_context <= row.tokens_before == result.tokens_before
 
 
-@pytest.mark.parametrize(("mode", "error"), [("slow", "did not answer within 1.0s"), ("error", "HTTP 500"),
-                                             ("empty", "empty answer")])
+@pytest.mark.parametrize(
+    ("mode", "error"),
+    [("slow", "did not answer within 1.0s"), ("error", "HTTP 500"), ("empty", "empty answer")],
+)
 def test_llm_failure_falls_back_to_an_extractive_answer(library, fake_llm, mode, error):
     fake_llm.reset(mode)
     result = ask(QUESTION, app=library)
@@ -112,9 +117,14 @@ def test_nothing_found_answers_in_the_questions_language_without_calling_the_llm
     assert fake_llm.requests == []
 
 
-@pytest.mark.parametrize(("question", "language"), [
-    ("How do I reset my password?", "en"), ("¿Cómo restablezco mi contraseña?", "es"),
-    ("Where can I download my invoices?", "en"), ("Dónde están las facturas de la cuenta", "es"),
-])
+@pytest.mark.parametrize(
+    ("question", "language"),
+    [
+        ("How do I reset my password?", "en"),
+        ("¿Cómo restablezco mi contraseña?", "es"),
+        ("Where can I download my invoices?", "en"),
+        ("Dónde están las facturas de la cuenta", "es"),
+    ],
+)
 def test_question_language(question, language):
     assert question_language(question) == language

@@ -1,7 +1,9 @@
 """POST /api/v1/ask and /api/v1/queries/{id}/feedback: who may call, validation, throttling, CORS, schema."""
+
 from __future__ import annotations
 
 import json
+from datetime import UTC
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -29,7 +31,9 @@ def feedback_url(query_id: int) -> str:
 
 @pytest.fixture
 def widget_key(library) -> WidgetKey:
-    return WidgetKey.objects.create(name="help site", app=library, allowed_origins=[ORIGIN], rate_limit="100/min")
+    return WidgetKey.objects.create(
+        name="help site", app=library, allowed_origins=[ORIGIN], rate_limit="100/min"
+    )
 
 
 @pytest.fixture
@@ -60,17 +64,39 @@ def staff(client):
 
 
 def test_widget_key_asks_and_gets_an_llm_answer_with_sources(client, widget_key, fake_llm):
-    response = post(client, ASK, {"question": QUESTION, "page_url": "https://help.example.com/account"},
-                    key=widget_key, HTTP_ORIGIN=ORIGIN)
+    response = post(
+        client,
+        ASK,
+        {"question": QUESTION, "page_url": "https://help.example.com/account"},
+        key=widget_key,
+        HTTP_ORIGIN=ORIGIN,
+    )
 
     assert response.status_code == 200, response.content
     body = response.json()
-    assert set(body) == {"query_id", "feedback_token", "answer", "answer_html", "answer_mode", "sources", "trimmed",
-                         "tokens_in_context", "tokens_before", "latency_ms"}
+    assert set(body) == {
+        "query_id",
+        "feedback_token",
+        "answer",
+        "answer_html",
+        "answer_mode",
+        "sources",
+        "trimmed",
+        "tokens_in_context",
+        "tokens_before",
+        "latency_ms",
+    }
     assert len(body["feedback_token"]) == 64
     assert body["answer_mode"] == "llm" and "[1]" in body["answer"]
-    assert body["sources"] and set(body["sources"][0]) == {"id", "title", "heading_path", "url", "score", "content",
-                                                                   "html"}
+    assert body["sources"] and set(body["sources"][0]) == {
+        "id",
+        "title",
+        "heading_path",
+        "url",
+        "score",
+        "content",
+        "html",
+    }
     assert body["sources"][0]["content"].startswith("[Doc: ")
     assert body["answer"].startswith(f"According to {body['sources'][0]['content'].splitlines()[0]}")
     assert set(body["latency_ms"]) == {"embedding", "search", "trim", "llm", "total"}
@@ -122,20 +148,27 @@ def test_embedding_service_down_is_a_json_503(client, widget_key, settings):
 # --- validation: 400 ----------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("body", "field", "message"), [
-    ({"question": ""}, "question", "The question may not be empty."),
-    ({"question": "   "}, "question", "The question may not be empty."),
-    ({}, "question", "A question is required."),
-    ({"question": None}, "question", "The question may not be null."),
-    ({"question": 42}, "question", "Must be text (a JSON string), not a number."),
-    ({"question": True}, "question", "Must be text (a JSON string), not a boolean."),
-    ({"question": ["a"]}, "question", "Must be text (a JSON string), not an array."),
-    ({"question": {"text": "a"}}, "question", "Must be text (a JSON string), not an object."),
-    ({"question": QUESTION, "app": 7}, "app", "Must be text (a JSON string), not a number."),
-    ({"question": QUESTION, "page_url": "not a url"}, "page_url", "Enter a valid URL."),
-    ({"question": QUESTION, "top_k": 50}, "top_k", "Unknown field. Accepted fields: question, app, source_type, "
-                                                   "page_url, previous_query_id, previous_feedback_token."),
-])
+@pytest.mark.parametrize(
+    ("body", "field", "message"),
+    [
+        ({"question": ""}, "question", "The question may not be empty."),
+        ({"question": "   "}, "question", "The question may not be empty."),
+        ({}, "question", "A question is required."),
+        ({"question": None}, "question", "The question may not be null."),
+        ({"question": 42}, "question", "Must be text (a JSON string), not a number."),
+        ({"question": True}, "question", "Must be text (a JSON string), not a boolean."),
+        ({"question": ["a"]}, "question", "Must be text (a JSON string), not an array."),
+        ({"question": {"text": "a"}}, "question", "Must be text (a JSON string), not an object."),
+        ({"question": QUESTION, "app": 7}, "app", "Must be text (a JSON string), not a number."),
+        ({"question": QUESTION, "page_url": "not a url"}, "page_url", "Enter a valid URL."),
+        (
+            {"question": QUESTION, "top_k": 50},
+            "top_k",
+            "Unknown field. Accepted fields: question, app, source_type, "
+            "page_url, previous_query_id, previous_feedback_token.",
+        ),
+    ],
+)
 def test_invalid_bodies_get_a_400_per_field(client, widget_key, body, field, message):
     response = post(client, ASK, body, key=widget_key)
     assert response.status_code == 400
@@ -157,9 +190,14 @@ def test_unknown_fields_are_reported_with_the_other_errors(client, widget_key):
     assert set(response.json()) == {"question", "language", "debug"}
 
 
-@pytest.mark.parametrize(("payload", "content_type"), [
-    ('{"question": ', "application/json"), ("[1, 2]", "application/json"), ("question=hi", "text/plain"),
-])
+@pytest.mark.parametrize(
+    ("payload", "content_type"),
+    [
+        ('{"question": ', "application/json"),
+        ("[1, 2]", "application/json"),
+        ("question=hi", "text/plain"),
+    ],
+)
 def test_malformed_bodies_get_json_errors(client, widget_key, payload, content_type):
     response = client.post(ASK, payload, content_type=content_type, HTTP_X_WIDGET_KEY=widget_key.key)
     assert response.status_code in (400, 415)
@@ -194,17 +232,22 @@ def test_signed_in_non_staff_user_is_403(client, library):
 
 
 def test_origin_not_listed_for_the_key_is_403(client, widget_key, other_key):
-    response = post(client, ASK, {"question": QUESTION}, key=widget_key, HTTP_ORIGIN="https://shop.example.com")
+    response = post(
+        client, ASK, {"question": QUESTION}, key=widget_key, HTTP_ORIGIN="https://shop.example.com"
+    )
     assert response.status_code == 403
-    assert response.json() == {"detail": "The origin https://shop.example.com is not allowed for this widget key."}
+    assert response.json() == {
+        "detail": "The origin https://shop.example.com is not allowed for this widget key."
+    }
     assert not OraculoQuery.objects.exists()
 
 
 def test_key_cannot_ask_another_app(client, widget_key):
     response = post(client, ASK, {"question": QUESTION, "app": "billing-site"}, key=widget_key)
     assert response.status_code == 403
-    assert response.json()["detail"] == (f"This widget key answers questions about app '{widget_key.app}' only, "
-                                          "not 'billing-site'.")
+    assert response.json()["detail"] == (
+        f"This widget key answers questions about app '{widget_key.app}' only, not 'billing-site'."
+    )
     assert post(client, ASK, {"question": QUESTION, "app": widget_key.app}, key=widget_key).status_code == 200
 
 
@@ -212,8 +255,10 @@ def test_key_cannot_ask_another_app(client, widget_key):
 
 
 def rates(settings, *, key: str = "100/min", ip: str = "100/min") -> None:
-    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK,
-                               "DEFAULT_THROTTLE_RATES": {"widget_key": key, "client_ip": ip}}
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {"widget_key": key, "client_ip": ip},
+    }
 
 
 def test_key_rate_limit_gives_429_with_retry_after(client, widget_key, other_key, settings):
@@ -222,7 +267,9 @@ def test_key_rate_limit_gives_429_with_retry_after(client, widget_key, other_key
     widget_key.rate_limit = "2/min"
     widget_key.save()
     for n in range(2):
-        assert post(client, ASK, {"question": ""}, key=widget_key, REMOTE_ADDR=f"10.0.0.{n}").status_code == 400
+        assert (
+            post(client, ASK, {"question": ""}, key=widget_key, REMOTE_ADDR=f"10.0.0.{n}").status_code == 400
+        )
     response = post(client, ASK, {"question": QUESTION}, key=widget_key, REMOTE_ADDR="10.0.0.9")
     assert response.status_code == 429
     assert 0 < int(response["Retry-After"]) <= 60
@@ -246,11 +293,15 @@ def test_one_visitor_cannot_use_up_the_key_for_everyone(client, widget_key, sett
     rates(settings, ip="3/min")
     widget_key.rate_limit = "10/min"
     widget_key.save()
-    statuses = [post(client, ASK, {"question": ""}, key=widget_key, REMOTE_ADDR="10.6.6.6").status_code
-                for _ in range(60)]
+    statuses = [
+        post(client, ASK, {"question": ""}, key=widget_key, REMOTE_ADDR="10.6.6.6").status_code
+        for _ in range(60)
+    ]
     assert statuses == [400] * 3 + [429] * 57
     for n in range(7):
-        assert post(client, ASK, {"question": ""}, key=widget_key, REMOTE_ADDR=f"10.1.1.{n}").status_code == 400
+        assert (
+            post(client, ASK, {"question": ""}, key=widget_key, REMOTE_ADDR=f"10.1.1.{n}").status_code == 400
+        )
     assert post(client, ASK, {"question": ""}, key=widget_key, REMOTE_ADDR="10.1.1.99").status_code == 429
 
 
@@ -264,16 +315,18 @@ def test_the_default_ip_rate_is_well_below_the_default_key_rate():
 
 
 def test_daily_quota_gives_429_until_midnight_utc(client, widget_key, other_key, settings):
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     rates(settings)
     widget_key.daily_quota = 3
     widget_key.save()
     for n in range(3):
-        assert post(client, ASK, {"question": ""}, key=widget_key, REMOTE_ADDR=f"10.2.2.{n}").status_code == 400
+        assert (
+            post(client, ASK, {"question": ""}, key=widget_key, REMOTE_ADDR=f"10.2.2.{n}").status_code == 400
+        )
     response = post(client, ASK, {"question": QUESTION}, key=widget_key, REMOTE_ADDR="10.2.2.50")
     assert response.status_code == 429
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     to_midnight = 86400 - (now.hour * 3600 + now.minute * 60 + now.second)
     assert to_midnight - 5 <= int(response["Retry-After"]) <= to_midnight + 1
     assert "daily quota" in response.json()["detail"]
@@ -287,7 +340,10 @@ def test_daily_quota_gives_429_until_midnight_utc(client, widget_key, other_key,
 def test_a_forged_forwarded_for_header_does_not_escape_the_ip_limit(client, widget_key, settings):
     rates(settings, ip="2/min")
     for n in range(2):
-        assert post(client, ASK, {"question": ""}, key=widget_key, HTTP_X_FORWARDED_FOR=f"1.2.3.{n}").status_code == 400
+        assert (
+            post(client, ASK, {"question": ""}, key=widget_key, HTTP_X_FORWARDED_FOR=f"1.2.3.{n}").status_code
+            == 400
+        )
     response = post(client, ASK, {"question": ""}, key=widget_key, HTTP_X_FORWARDED_FOR="1.2.3.99")
     assert response.status_code == 429
 
@@ -303,8 +359,12 @@ def test_staff_is_not_throttled(client, staff, library, settings):
 
 
 def preflight(client: APIClient, origin: str, url: str = ASK):
-    return client.options(url, HTTP_ORIGIN=origin, HTTP_ACCESS_CONTROL_REQUEST_METHOD="POST",
-                          HTTP_ACCESS_CONTROL_REQUEST_HEADERS="content-type, x-widget-key")
+    return client.options(
+        url,
+        HTTP_ORIGIN=origin,
+        HTTP_ACCESS_CONTROL_REQUEST_METHOD="POST",
+        HTTP_ACCESS_CONTROL_REQUEST_HEADERS="content-type, x-widget-key",
+    )
 
 
 def test_preflight_from_an_origin_of_an_active_key_is_allowed(client, widget_key):
@@ -353,8 +413,13 @@ NOT_FOUND = {"detail": "No query with this id and feedback token."}
 
 def test_feedback_with_the_token_from_the_asking_key_is_recorded_once(client, widget_key):
     query_id, token = asked(client, widget_key)
-    response = post(client, feedback_url(query_id), {"helpful": False, "comment": "Too vague",
-                                                     "feedback_token": token}, key=widget_key, HTTP_ORIGIN=ORIGIN)
+    response = post(
+        client,
+        feedback_url(query_id),
+        {"helpful": False, "comment": "Too vague", "feedback_token": token},
+        key=widget_key,
+        HTTP_ORIGIN=ORIGIN,
+    )
     assert response.status_code == 200, response.content
     body = response.json()
     assert body["query_id"] == query_id and body["helpful"] is False and body["comment"] == "Too vague"
@@ -364,7 +429,9 @@ def test_feedback_with_the_token_from_the_asking_key_is_recorded_once(client, wi
 
     again = post(client, feedback_url(query_id), {"helpful": True, "feedback_token": token}, key=widget_key)
     assert again.status_code == 409
-    assert again.json() == {"detail": "Feedback on this query was already recorded; it is accepted only once."}
+    assert again.json() == {
+        "detail": "Feedback on this query was already recorded; it is accepted only once."
+    }
     assert OraculoQuery.objects.get(pk=query_id).helpful is False
 
 
@@ -372,14 +439,21 @@ def test_the_public_key_alone_cannot_write_or_preempt_feedback(client, widget_ke
     """Anyone can read a widget key from a page: without the token /ask gave the visitor, feedback is refused,
     and the visitor's own feedback still goes in afterwards."""
     query_id, token = asked(client, widget_key)
-    for body in ({"helpful": False}, {"helpful": False, "feedback_token": ""},
-                 {"helpful": False, "feedback_token": "0" * 64},
-                 {"helpful": False, "feedback_token": asked(client, widget_key)[1]}):
+    for body in (
+        {"helpful": False},
+        {"helpful": False, "feedback_token": ""},
+        {"helpful": False, "feedback_token": "0" * 64},
+        {"helpful": False, "feedback_token": asked(client, widget_key)[1]},
+    ):
         response = post(client, feedback_url(query_id), body, key=widget_key)
         assert (response.status_code, response.json()) == (404, NOT_FOUND)
     assert OraculoQuery.objects.get(pk=query_id).feedback_at is None
-    assert post(client, feedback_url(query_id), {"helpful": True, "feedback_token": token},
-                key=widget_key).status_code == 200
+    assert (
+        post(
+            client, feedback_url(query_id), {"helpful": True, "feedback_token": token}, key=widget_key
+        ).status_code
+        == 200
+    )
 
 
 def test_missing_and_not_yours_answer_the_same_404(client, widget_key, other_key, staff):
@@ -401,10 +475,16 @@ def test_feedback_from_the_asking_user(client, staff, library):
     assert OraculoQuery.objects.get(pk=query_id).helpful is True
 
 
-@pytest.mark.parametrize(("body", "field"), [
-    ({}, "helpful"), ({"helpful": "perhaps"}, "helpful"), ({"helpful": True, "comment": 3}, "comment"),
-    ({"helpful": True, "stars": 5}, "stars"), ({"helpful": True, "feedback_token": 5}, "feedback_token"),
-])
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({}, "helpful"),
+        ({"helpful": "perhaps"}, "helpful"),
+        ({"helpful": True, "comment": 3}, "comment"),
+        ({"helpful": True, "stars": 5}, "stars"),
+        ({"helpful": True, "feedback_token": 5}, "feedback_token"),
+    ],
+)
 def test_invalid_feedback_is_400(client, widget_key, body, field):
     query_id, _ = asked(client, widget_key)
     response = post(client, feedback_url(query_id), body, key=widget_key)
@@ -430,12 +510,19 @@ def test_oraculo_schema_is_valid_and_generates_without_warnings():
     assert set(ask_op["responses"]) == {"200", "400", "401", "403", "404", "429", "503"}
     assert {"widgetKey": []} in ask_op["security"]
     assert schema["components"]["securitySchemes"]["widgetKey"] == {
-        "type": "apiKey", "in": "header", "name": "X-Widget-Key",
-        "description": "A widget key (wk_...) created in the admin; scoped to one app and its origins."}
+        "type": "apiKey",
+        "in": "header",
+        "name": "X-Widget-Key",
+        "description": "A widget key (wk_...) created in the admin; scoped to one app and its origins.",
+    }
     feedback_op = schema["paths"]["/api/v1/queries/{query_id}/feedback"]["post"]
     assert {"404", "409"} <= set(feedback_op["responses"])
     assert feedback_op["parameters"][0]["schema"]["type"] == "integer"
-    assert set(schema["components"]["schemas"]["AskResponse"]["required"]) >= {"query_id", "answer", "sources"}
+    assert set(schema["components"]["schemas"]["AskResponse"]["required"]) >= {
+        "query_id",
+        "answer",
+        "sources",
+    }
 
 
 def test_project_schema_and_docs_are_served(client, staff):

@@ -1,4 +1,5 @@
 """GET /api/v1/health: database, pgvector, embedder and LLM, without embedding or calling the LLM."""
+
 from __future__ import annotations
 
 import pytest
@@ -45,8 +46,11 @@ def test_healthy_without_an_llm(settings, staff):
     assert body["status"] == "ok"
     assert body["database"] == {"ok": True}
     assert body["pgvector"]["ok"] is True and body["pgvector"]["version"].count(".") >= 1
-    assert body["embedder"] == {"backend": settings.EMBEDDING_BACKEND, "model": configured_model_name(),
-                                "dimensions": settings.EMBEDDING_DIMENSIONS}
+    assert body["embedder"] == {
+        "backend": settings.EMBEDDING_BACKEND,
+        "model": configured_model_name(),
+        "dimensions": settings.EMBEDDING_DIMENSIONS,
+    }
     assert body["llm"] == {"configured": False, "model": ""}
     assert get_embedder().calls == before
 
@@ -59,6 +63,7 @@ def test_reports_the_configured_llm_without_calling_it(fake_llm, staff):
 
 def test_database_down_is_503(monkeypatch, staff):
     """Simulates the outage: every new cursor on the default connection fails as an unreachable server does."""
+
     def unreachable(*args, **kwargs):
         raise OperationalError('connection to server at "127.0.0.1", port 1 failed: Connection refused')
 

@@ -1,6 +1,7 @@
 """POST /api/v1/ask with `Accept: text/event-stream`: the answer as server-sent events, from the fake
 OpenAI-compatible server streaming over real HTTP on 127.0.0.1, including a connection cut mid-answer; and the
 stream over real sockets, through Django's development server (as `runserver`) and gunicorn's gthread workers."""
+
 from __future__ import annotations
 
 import http.client
@@ -36,7 +37,9 @@ def parse(raw: bytes) -> list[tuple[str, dict]]:
 
 @pytest.fixture
 def widget_key(library) -> WidgetKey:
-    return WidgetKey.objects.create(name="help site", app=library, allowed_origins=[ORIGIN], rate_limit="100/min")
+    return WidgetKey.objects.create(
+        name="help site", app=library, allowed_origins=[ORIGIN], rate_limit="100/min"
+    )
 
 
 def stream(client: APIClient, body: dict, key: WidgetKey | None, **headers):
@@ -75,7 +78,9 @@ def test_a_connection_cut_mid_answer_ends_with_the_extractive_answer_and_is_logg
     deltas = [data["text"] for kind, data in events if kind == "delta"]
     assert len(deltas) == 2  # what the LLM wrote before the cut was shown...
     done = events[-1][1]
-    assert events[-1][0] == "done" and done["answer_mode"] == "extractive"  # ...and the final answer replaces it
+    assert (
+        events[-1][0] == "done" and done["answer_mode"] == "extractive"
+    )  # ...and the final answer replaces it
     assert done["answer"].startswith("[1] ") and "<strong>[1]" in done["answer_html"]
     row = OraculoQuery.objects.get(pk=done["query_id"])
     assert row.answer_mode == "extractive" and "failed" in row.llm_error and row.llm_model == MODEL
@@ -106,9 +111,14 @@ def test_without_the_accept_header_the_answer_is_plain_json(widget_key, fake_llm
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize(("body", "key", "status"), [
-    ({"question": ""}, True, 400), ({"question": QUESTION}, False, 401),
-    ({"question": QUESTION, "app": "other"}, True, 403)])
+@pytest.mark.parametrize(
+    ("body", "key", "status"),
+    [
+        ({"question": ""}, True, 400),
+        ({"question": QUESTION}, False, 401),
+        ({"question": QUESTION, "app": "other"}, True, 403),
+    ],
+)
 def test_errors_before_the_stream_are_json(widget_key, body, key, status):
     response = stream(APIClient(), body, widget_key if key else None)
     assert response.status_code == status and not response.streaming
@@ -160,8 +170,12 @@ def read_events(response: http.client.HTTPResponse, until: str) -> list[tuple[st
 
 def open_stream(port: int, headers: dict) -> tuple[http.client.HTTPConnection, http.client.HTTPResponse]:
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-    connection.request("POST", ASK, body=json.dumps({"question": QUESTION}),
-                       headers={"Content-Type": "application/json", "Accept": SSE, **headers})
+    connection.request(
+        "POST",
+        ASK,
+        body=json.dumps({"question": QUESTION}),
+        headers={"Content-Type": "application/json", "Accept": SSE, **headers},
+    )
     return connection, connection.getresponse()
 
 
@@ -190,19 +204,36 @@ def test_text_arrives_before_the_llm_has_finished_under_the_development_server(l
     assert OraculoQuery.objects.get(pk=done["query_id"]).answer_mode == "llm"
 
 
-def test_gunicorn_gthread_streams_and_serves_others_meanwhile(
-        db_proxy, committed, fake_llm_server, library):  # noqa: F811 (fixtures imported from test_faults)
+def test_gunicorn_gthread_streams_and_serves_others_meanwhile(db_proxy, committed, fake_llm_server, library):  # noqa: F811 (fixtures imported from test_faults)
     _, url = db_proxy
     user = committed(lambda: User.objects.create_user("stream-robot"))
     token = committed(lambda: Token.objects.create(user=user)).key
     fake_llm_server.reset("gated")
     port = free_port()
     server = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "config.wsgi", "-k", "gthread", "-w", "1", "--threads", "4",
-         "-b", f"127.0.0.1:{port}", "--timeout", "60"],
-        cwd=ROOT, env=process_env(url, LLM_BASE_URL=fake_llm_server.base_url, LLM_MODEL=MODEL, LLM_API_KEY="k",
-                                  LLM_TIMEOUT="30"),
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "config.wsgi",
+            "-k",
+            "gthread",
+            "-w",
+            "1",
+            "--threads",
+            "4",
+            "-b",
+            f"127.0.0.1:{port}",
+            "--timeout",
+            "60",
+        ],
+        cwd=ROOT,
+        env=process_env(
+            url, LLM_BASE_URL=fake_llm_server.base_url, LLM_MODEL=MODEL, LLM_API_KEY="k", LLM_TIMEOUT="30"
+        ),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         wait_for_port(port, process=server, timeout=60)
         connection, response = open_stream(port, {"Authorization": f"Token {token}"})

@@ -1,10 +1,11 @@
 """The gaps dashboard: its numbers on a fixture log, the grouping of near-duplicates by stored query vectors,
 the page (server-made SVG, links to the log rows), the CSV (neutralised cells) and its pinned query count."""
+
 from __future__ import annotations
 
 import csv
 import io
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 
 import numpy as np
 import pytest
@@ -31,11 +32,18 @@ def vector(axis: int, lean: int | None = None, amount: float = 0.0) -> list[floa
 
 def log(question, *, day=1, mode=AnswerMode.EXTRACTIVE, score=0.9, helpful=None, vec=None, app="guide"):
     row = OraculoQuery.objects.create(
-        question=question, app=app, answer="a", answer_mode=mode, chunk_ids=[] if score is None else ["d#1"],
-        chunk_scores=[] if score is None else [score], top_score=score, helpful=helpful)
+        question=question,
+        app=app,
+        answer="a",
+        answer_mode=mode,
+        chunk_ids=[] if score is None else ["d#1"],
+        chunk_scores=[] if score is None else [score],
+        top_score=score,
+        helpful=helpful,
+    )
     if vec is not None:
         QueryVector.objects.create(query=row, embedding=vec)
-    OraculoQuery.objects.filter(pk=row.pk).update(created_at=datetime(2026, 3, day, 12, tzinfo=timezone.utc))
+    OraculoQuery.objects.filter(pk=row.pk).update(created_at=datetime(2026, 3, day, 12, tzinfo=UTC))
     return row
 
 
@@ -53,7 +61,7 @@ def fixture_log(settings):
     log("How much does the Pro plan cost?", day=5, mode=AnswerMode.LLM, helpful=True, vec=vector(2))
     log("Can I pay in bitcoin?", day=5, score=0.61, vec=vector(3))
     log("Can I pay with bitcoin?", day=6, score=0.58, vec=vector(3, lean=4, amount=0.1))
-    log("=HYPERLINK(\"https://evil.test\")", day=7, score=None, vec=vector(5))
+    log('=HYPERLINK("https://evil.test")', day=7, score=None, vec=vector(5))
     log("Out of range", day=9, vec=vector(6))
     log("Another app", day=2, app="shop", vec=vector(7))
     return reset
@@ -73,15 +81,18 @@ def test_numbers_on_a_fixture_log(fixture_log):
     assert dict(top.variants) == {"How do I reset my password?": 4, "Reset password how?": 2}
     assert len(top.ids) == 6
     assert [(g.question, g.count) for g in board.top[1:]] == [
-        ("Can I pay in bitcoin?", 2), ("How much does the Pro plan cost?", 2), ("=HYPERLINK(\"https://evil.test\")", 1)]
+        ("Can I pay in bitcoin?", 2),
+        ("How much does the Pro plan cost?", 2),
+        ('=HYPERLINK("https://evil.test")', 1),
+    ]
 
     gaps = {g.question: g for g in board.gaps}
-    assert list(gaps) == ["Can I pay in bitcoin?", "=HYPERLINK(\"https://evil.test\")", "Reset password how?"]
+    assert list(gaps) == ["Can I pay in bitcoin?", '=HYPERLINK("https://evil.test")', "Reset password how?"]
     bitcoin = gaps["Can I pay in bitcoin?"]
     assert (bitcoin.count, bitcoin.low_score, bitcoin.unhelpful, bitcoin.best_score) == (2, 2, 0, 0.61)
     assert dict(bitcoin.variants) == {"Can I pay in bitcoin?": 1, "Can I pay with bitcoin?": 1}
     assert gaps["Reset password how?"].unhelpful == 1 and gaps["Reset password how?"].low_score == 0
-    assert gaps["=HYPERLINK(\"https://evil.test\")"].best_score is None
+    assert gaps['=HYPERLINK("https://evil.test")'].best_score is None
 
 
 def test_every_app_and_one_day(fixture_log):
@@ -137,20 +148,31 @@ def test_the_page_query_count_is_pinned(fixture_log, staff_client):
 
 
 def test_csv_export_neutralises_formulas(fixture_log, staff_client):
-    response = staff_client.get(URL, {"app": "guide", "start": "2026-03-01", "end": "2026-03-07", "format": "csv"})
+    response = staff_client.get(
+        URL, {"app": "guide", "start": "2026-03-01", "end": "2026-03-07", "format": "csv"}
+    )
     assert response.status_code == 200 and response["Content-Type"].startswith("text/csv")
     rows = list(csv.reader(io.StringIO(response.content.decode())))
     assert rows[0][:3] == ["section", "day_or_question", "count"]
-    assert ["day", "2026-03-03", "3", "1", "2", "0"] == rows[3][:6]
+    assert rows[3][:6] == ["day", "2026-03-03", "3", "1", "2", "0"]
     gap = next(r for r in rows if r[0] == "gap" and "HYPERLINK" in r[1])
     assert gap[1].startswith("'=") and gap[9].startswith("'=")
     assert all(not cell.startswith(("=", "+", "@")) for row in rows for cell in row)
 
 
-@pytest.mark.parametrize("params", [{"start": "2026-03-09", "end": "2026-03-01"}, {"start": "not a date"},
-                                    {"start": "2020-01-01", "end": "2026-01-01"}, {"app": "x" * 500},
-                                    {"start": "9999-12-30", "end": "9999-12-31"}, {"app": "a\x00b"},
-                                    {"start": "0001-01-01", "end": "0001-01-02"}, {"end": "2026-02-30"}])
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"start": "2026-03-09", "end": "2026-03-01"},
+        {"start": "not a date"},
+        {"start": "2020-01-01", "end": "2026-01-01"},
+        {"app": "x" * 500},
+        {"start": "9999-12-30", "end": "9999-12-31"},
+        {"app": "a\x00b"},
+        {"start": "0001-01-01", "end": "0001-01-02"},
+        {"end": "2026-02-30"},
+    ],
+)
 def test_bad_ranges_are_a_400_not_a_500(staff_client, params):
     assert staff_client.get(URL, params).status_code == 400
 

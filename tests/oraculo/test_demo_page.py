@@ -1,10 +1,12 @@
 """The demo page: the widget embedded with the demo key that `manage.py demo_widget_key` made (the page itself
 never writes, nor trusts the Host header); the widget's static files exist and stay small."""
+
 from __future__ import annotations
 
 import gzip
 import io
 import re
+from pathlib import Path
 
 import pytest
 from django.contrib.staticfiles import finders
@@ -20,8 +22,10 @@ pytestmark = pytest.mark.django_db
 JS_BUDGET, JS_GZIP_BUDGET = 24 * 1024, 8 * 1024
 CSS_BUDGET, CSS_GZIP_BUDGET = 12 * 1024, 3 * 1024
 
-SCRIPT_TAG = re.compile(r'<script src="(?P<src>[^"]*/oraculo/widget\.js)" data-key="(?P<key>[^"]+)" '
-                        r'data-app="(?P<app>[^"]*)" defer></script>')
+SCRIPT_TAG = re.compile(
+    r'<script src="(?P<src>[^"]*/oraculo/widget\.js)" data-key="(?P<key>[^"]+)" '
+    r'data-app="(?P<app>[^"]*)" defer></script>'
+)
 
 
 def demo_key(*origins: str) -> None:
@@ -76,7 +80,11 @@ def test_the_command_adds_origins_once_and_refuses_what_is_not_an_origin():
     demo_key("http://127.0.0.1:8000", "http://localhost:8000")
     demo_key("http://127.0.0.1:8000/", "https://help.example.com")
     key = WidgetKey.objects.get(name="Demo page")
-    assert key.allowed_origins == ["http://127.0.0.1:8000", "http://localhost:8000", "https://help.example.com"]
+    assert key.allowed_origins == [
+        "http://127.0.0.1:8000",
+        "http://localhost:8000",
+        "https://help.example.com",
+    ]
     for bad in ("null", "https://help.example.com/path", "help.example.com", "javascript:alert(1)"):
         with pytest.raises(CommandError, match="--origin"):
             demo_key(bad)
@@ -91,12 +99,14 @@ def test_demo_app_follows_settings(client, settings):
     assert WidgetKey.objects.get(key=tag["key"]).app == "handbook"
 
 
-@pytest.mark.parametrize(("name", "budget", "gzip_budget"),
-                         [("widget.js", JS_BUDGET, JS_GZIP_BUDGET), ("widget.css", CSS_BUDGET, CSS_GZIP_BUDGET)])
+@pytest.mark.parametrize(
+    ("name", "budget", "gzip_budget"),
+    [("widget.js", JS_BUDGET, JS_GZIP_BUDGET), ("widget.css", CSS_BUDGET, CSS_GZIP_BUDGET)],
+)
 def test_widget_static_files_exist_within_size_budget(name, budget, gzip_budget):
     path = finders.find(f"oraculo/{name}")
     assert path, f"oraculo/{name} not found by the static files finders"
-    raw = open(path, "rb").read()
+    raw = Path(path).read_bytes()
     assert len(raw) < budget, f"{name} is {len(raw)} bytes, budget {budget}"
     zipped = len(gzip.compress(raw, 9))
     assert zipped < gzip_budget, f"{name} is {zipped} bytes gzipped, budget {gzip_budget}"
@@ -104,14 +114,14 @@ def test_widget_static_files_exist_within_size_budget(name, budget, gzip_budget)
 
 def test_widget_never_renders_server_text_as_html():
     """Server HTML is parsed into an inert document and rebuilt node by node from an allow-list, never inserted."""
-    source = open(finders.find("oraculo/widget.js"), encoding="utf-8").read()
+    source = Path(finders.find("oraculo/widget.js")).read_text(encoding="utf-8")
     assert not re.search(r"\.(innerHTML|outerHTML)\s*=|insertAdjacentHTML|document\.write", source)
 
 
 @pytest.mark.parametrize("name", ["widget.js", "widget.css"])
 def test_widget_files_are_ascii_so_any_host_page_charset_reads_them(name):
     # Non-ASCII strings are written as \u escapes: a host page in another charset cannot garble them.
-    open(finders.find(f"oraculo/{name}"), "rb").read().decode("ascii")
+    Path(finders.find(f"oraculo/{name}")).read_bytes().decode("ascii")
 
 
 def test_demo_page_is_off_when_demo_page_is_false_and_creates_no_key(client, settings):

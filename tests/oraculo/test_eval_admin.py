@@ -1,5 +1,6 @@
 """The admin door: the changelist action and button open the form, the form queues an EvalRun, a worker
 completes it, and its page shows progress, summary, table, charts and downloads."""
+
 from __future__ import annotations
 
 import csv
@@ -22,14 +23,25 @@ CHART = '<svg xmlns="http://www.w3.org/2000/svg" viewBox'  # ours; the admin's o
 
 
 def form_data(library: str, **extra) -> dict:
-    return {"top_k": 5, "trim_threshold": 0.85, "trim_window": 1, "variants": ["baseline", "trim"],
-            "app": library, "source_type": "", "sweep_thresholds": "", "sweep_windows": "", **extra}
+    return {
+        "top_k": 5,
+        "trim_threshold": 0.85,
+        "trim_window": 1,
+        "variants": ["baseline", "trim"],
+        "app": library,
+        "source_type": "",
+        "sweep_thresholds": "",
+        "sweep_windows": "",
+        **extra,
+    }
 
 
 @pytest.fixture
 def asked(library):
-    queries = [OraculoQuery.objects.create(question=q, app=library)
-               for q in ["When are invoices sent?", XSS, "¿Cómo elimino mi cuenta?", XSS]]
+    queries = [
+        OraculoQuery.objects.create(question=q, app=library)
+        for q in ["When are invoices sent?", XSS, "¿Cómo elimino mi cuenta?", XSS]
+    ]
     OraculoQuery.objects.create(question="Other app", app="other")
     return queries
 
@@ -47,7 +59,9 @@ def test_the_changelist_has_the_button_and_the_action(admin_client, asked, libra
 @pytest.mark.django_db
 def test_the_action_opens_the_form_with_the_selected_distinct_questions(admin_client, asked):
     picked = [asked[0].pk, asked[1].pk, asked[3].pk]
-    response = admin_client.post(reverse(CHANGELIST), {"action": "evaluate_selected", "_selected_action": picked})
+    response = admin_client.post(
+        reverse(CHANGELIST), {"action": "evaluate_selected", "_selected_action": picked}
+    )
     assert response.status_code == 302
     url = urlparse(response["Location"])
     assert url.path == reverse(EVALUATE)
@@ -62,8 +76,9 @@ def test_the_action_opens_the_form_with_the_selected_distinct_questions(admin_cl
 
 
 @pytest.mark.django_db
-def test_the_form_queues_a_run_that_the_worker_completes_and_the_page_charts(admin_client, asked, library,
-                                                                             monkeypatch):
+def test_the_form_queues_a_run_that_the_worker_completes_and_the_page_charts(
+    admin_client, asked, library, monkeypatch
+):
     ids = ",".join(str(q.pk) for q in asked)
     response = admin_client.post(reverse(EVALUATE) + f"?ids={ids}", {**form_data(library), "ids": ids})
     run = EvalRun.objects.get()
@@ -84,7 +99,9 @@ def test_the_form_queues_a_run_that_the_worker_completes_and_the_page_charts(adm
     html = admin_client.get(response["Location"]).content.decode()
     assert 'http-equiv="refresh"' not in html
     assert "3 / 3 questions" in html and "token_reduction_pct" in html
-    assert "Tokens per question" in html and html.count("<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox") == 1
+    assert (
+        "Tokens per question" in html and html.count('<svg xmlns="http://www.w3.org/2000/svg" viewBox') == 1
+    )
     assert "Context tokens per question: baseline vs trim" in html
     assert "<script>alert" not in html and "&lt;script&gt;alert" in html
     for row in run.results.all():
@@ -95,25 +112,38 @@ def test_the_form_queues_a_run_that_the_worker_completes_and_the_page_charts(adm
 
 
 @pytest.mark.django_db
-def test_the_button_evaluates_the_last_questions_and_a_sweep_gets_its_curve(admin_client, asked, library,
-                                                                            monkeypatch, settings):
+def test_the_button_evaluates_the_last_questions_and_a_sweep_gets_its_curve(
+    admin_client, asked, library, monkeypatch, settings
+):
     settings.RETRIEVAL_TRIM_DROP_MARGIN = None  # no chunk dropped: the 95% overlap floor is reachable
     url = reverse(EVALUATE) + f"?last=15&app={library}"
     page = admin_client.get(url).content.decode()
     assert "3 questions (the last 15 distinct questions of app fixture-guide)" in page
-    response = admin_client.post(url, {**form_data(library, sweep_thresholds="0.80:0.90:0.05",
-                                                   sweep_windows="0,1", min_overlap="95"),
-                                       "last": "15", "qapp": library})
+    response = admin_client.post(
+        url,
+        {
+            **form_data(library, sweep_thresholds="0.80:0.90:0.05", sweep_windows="0,1", min_overlap="95"),
+            "last": "15",
+            "qapp": library,
+        },
+    )
     assert response.status_code == 302, response.content.decode()[:2000]
     run = EvalRun.objects.get()
-    assert run.params["sweep"] == {"thresholds": [0.8, 0.85, 0.9], "windows": [0, 1], "min_retention": None,
-                                   "min_overlap": 95.0}
+    assert run.params["sweep"] == {
+        "thresholds": [0.8, 0.85, 0.9],
+        "windows": [0, 1],
+        "min_retention": None,
+        "min_overlap": 95.0,
+    }
     assert [r.question for r in run.results.order_by("position")] == [
-        XSS, "¿Cómo elimino mi cuenta?", "When are invoices sent?"]
+        XSS,
+        "¿Cómo elimino mi cuenta?",
+        "When are invoices sent?",
+    ]
 
     run_worker(monkeypatch)
     html = admin_client.get(response["Location"]).content.decode()
-    assert "Calibration sweep" in html and html.count("<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox") == 2
+    assert "Calibration sweep" in html and html.count('<svg xmlns="http://www.w3.org/2000/svg" viewBox') == 2
     assert "Token reduction vs overlap with baseline %" in html
     run.refresh_from_db()
     rec = run.sweep["recommended"]
@@ -125,8 +155,9 @@ def test_the_button_evaluates_the_last_questions_and_a_sweep_gets_its_curve(admi
 def test_a_labelled_file_can_be_uploaded_in_the_form(admin_client, library):
     from django.core.files.uploadedfile import SimpleUploadedFile
 
-    upload = SimpleUploadedFile("gold.jsonl", '{"question": "How long is a reset link valid?", '
-                                              '"expected_answer": "30 minutes"}\n'.encode())
+    upload = SimpleUploadedFile(
+        "gold.jsonl", b'{"question": "How long is a reset link valid?", "expected_answer": "30 minutes"}\n'
+    )
     response = admin_client.post(reverse(EVALUATE), {**form_data(library), "questions_file": upload})
     assert response.status_code == 302
     row = EvalRun.objects.get().results.get()
@@ -194,12 +225,17 @@ def test_the_queue_again_action_requeues_a_failed_run_and_explains_a_refusal(adm
     from oraculo.evaluation import eval_params_build
     from oraculo.questions import LabelledQuestion
 
-    failed, done = (eval_run_create(questions=[LabelledQuestion("Q")], params=eval_params_build(app=library))
-                    for _ in range(2))
+    failed, done = (
+        eval_run_create(questions=[LabelledQuestion("Q")], params=eval_params_build(app=library))
+        for _ in range(2)
+    )
     EvalRun.objects.filter(pk=failed.pk).update(status=EvalRun.Status.FAILED, error="boom")
     EvalRun.objects.filter(pk=done.pk).update(status=EvalRun.Status.DONE)
-    response = admin_client.post(reverse("admin:oraculo_evalrun_changelist"),
-                                 {"action": "queue_again", "_selected_action": [failed.pk, done.pk]}, follow=True)
+    response = admin_client.post(
+        reverse("admin:oraculo_evalrun_changelist"),
+        {"action": "queue_again", "_selected_action": [failed.pk, done.pk]},
+        follow=True,
+    )
     html = response.content.decode()
     assert "1 run(s) queued again" in html and "is done; only failed runs" in html
     assert EvalRun.objects.get(pk=failed.pk).status == EvalRun.Status.QUEUED
@@ -246,8 +282,11 @@ def test_other_peoples_runs_need_the_permission_to_view_queries(client, library)
     from oraculo.questions import LabelledQuestion
 
     owner = User.objects.create_user("owner", is_staff=True)
-    run = eval_run_create(questions=[LabelledQuestion("a real user's question")],
-                          params=eval_params_build(app=library), created_by=owner)
+    run = eval_run_create(
+        questions=[LabelledQuestion("a real user's question")],
+        params=eval_params_build(app=library),
+        created_by=owner,
+    )
     user = User.objects.create_user("viewer", password="pw", is_staff=True)
     user.user_permissions.add(Permission.objects.get(codename="view_evalrun"))
     client.force_login(user)

@@ -1,4 +1,5 @@
 """The staff API door: POST /api/v1/eval-runs queues a run (202), GET /api/v1/eval-runs/{id} follows it."""
+
 from __future__ import annotations
 
 import pytest
@@ -7,8 +8,8 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from oraculo.models import EvalRun, OraculoQuery
-from tests.oraculo.test_evaluation import SEED_SUMMARY_KEYS
 from tests.oraculo.test_eval_worker import run_worker
+from tests.oraculo.test_evaluation import SEED_SUMMARY_KEYS
 
 CREATE = "/api/v1/eval-runs"
 
@@ -35,10 +36,19 @@ def staff(db) -> APIClient:
 
 @pytest.mark.django_db
 def test_post_queues_a_run_and_get_follows_it_to_the_end(staff, library, monkeypatch):
-    response = staff.post(CREATE, {"questions": ["How do I reset my password?",
-                                                 {"question": "How long is a reset link valid?",
-                                                  "expected_answer": "30 minutes"}],
-                                   "app": library, "top_k": 4, "trim_threshold": 0.85}, format="json")
+    response = staff.post(
+        CREATE,
+        {
+            "questions": [
+                "How do I reset my password?",
+                {"question": "How long is a reset link valid?", "expected_answer": "30 minutes"},
+            ],
+            "app": library,
+            "top_k": 4,
+            "trim_threshold": 0.85,
+        },
+        format="json",
+    )
     assert response.status_code == 202, response.json()
     body = response.json()
     run = EvalRun.objects.get()
@@ -47,7 +57,12 @@ def test_post_queues_a_run_and_get_follows_it_to_the_end(staff, library, monkeyp
     assert run.created_by.username == "staff"
 
     pending = staff.get(f"{CREATE}/{run.pk}").json()
-    assert (pending["status"], pending["progress"], pending["total"], pending["summary"]) == ("queued", 0, 2, {})
+    assert (pending["status"], pending["progress"], pending["total"], pending["summary"]) == (
+        "queued",
+        0,
+        2,
+        {},
+    )
     assert [r["variants"] for r in pending["results"]] == [{}, {}]
 
     run_worker(monkeypatch)
@@ -68,8 +83,9 @@ def test_post_queues_a_run_and_get_follows_it_to_the_end(staff, library, monkeyp
 def test_without_questions_the_last_asked_ones_are_used(staff, library):
     for q in ["one", "two", "three"]:
         OraculoQuery.objects.create(question=q, app=library)
-    response = staff.post(CREATE, {"app": library, "last": 2, "sweep": ["threshold=0.8,0.9", "window=0,1"]},
-                          format="json")
+    response = staff.post(
+        CREATE, {"app": library, "last": 2, "sweep": ["threshold=0.8,0.9", "window=0,1"]}, format="json"
+    )
     assert response.status_code == 202, response.json()
     run = EvalRun.objects.get()
     assert [r.question for r in run.results.order_by("position")] == ["three", "two"]
@@ -77,18 +93,25 @@ def test_without_questions_the_last_asked_ones_are_used(staff, library):
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("body, field, message", [
-    ({"questions": ["Q"], "top_k": 50}, "top_k", "less than or equal to 20"),
-    ({"questions": ["Q"], "variants": ["both"]}, "variants", "not a valid choice"),
-    ({"questions": [{"question": "Q", "answer": "A"}]}, "questions", "A question is a string or an object"),
-    ({"questions": ["  "]}, "questions", "cannot be blank"),
-    ({"questions": ["Q"], "sweep": ["threshold=1:0:0.1"]}, "non_field_errors", "is after the stop"),
-    ({"questions": ["Q"], "min_overlap": 90}, "non_field_errors", "give a sweep"),
-    ({"questions": ["Q"], "sweep": ["window=0,1"], "min_retention": 99}, "min_retention", "labelled"),
-    ({"questions": ["Q"], "last": 3}, "last", "Only without"),
-    ({"questions": ["Q"], "speed": "fast"}, "speed", "Unknown field"),
-    ({"app": "nobody-asked"}, "questions", "No questions found"),
-])
+@pytest.mark.parametrize(
+    ("body", "field", "message"),
+    [
+        ({"questions": ["Q"], "top_k": 50}, "top_k", "less than or equal to 20"),
+        ({"questions": ["Q"], "variants": ["both"]}, "variants", "not a valid choice"),
+        (
+            {"questions": [{"question": "Q", "answer": "A"}]},
+            "questions",
+            "A question is a string or an object",
+        ),
+        ({"questions": ["  "]}, "questions", "cannot be blank"),
+        ({"questions": ["Q"], "sweep": ["threshold=1:0:0.1"]}, "non_field_errors", "is after the stop"),
+        ({"questions": ["Q"], "min_overlap": 90}, "non_field_errors", "give a sweep"),
+        ({"questions": ["Q"], "sweep": ["window=0,1"], "min_retention": 99}, "min_retention", "labelled"),
+        ({"questions": ["Q"], "last": 3}, "last", "Only without"),
+        ({"questions": ["Q"], "speed": "fast"}, "speed", "Unknown field"),
+        ({"app": "nobody-asked"}, "questions", "No questions found"),
+    ],
+)
 def test_bad_requests_are_400_naming_the_field(staff, body, field, message):
     response = staff.post(CREATE, body, format="json")
     assert response.status_code == 400
@@ -125,8 +148,11 @@ def test_is_staff_alone_is_not_enough(library):
     assert bare.post(CREATE, {"questions": ["Q"], "app": library}, format="json").status_code == 403
     reader = client_for(staff_user("reader", "view_evalrun"))
     assert reader.post(CREATE, {"questions": ["Q"], "app": library}, format="json").status_code == 403
-    run_id = client_for(staff_user("writer", "add_evalrun", "view_evalrun")).post(
-        CREATE, {"questions": ["Q"], "app": library}, format="json").json()["id"]
+    run_id = (
+        client_for(staff_user("writer", "add_evalrun", "view_evalrun"))
+        .post(CREATE, {"questions": ["Q"], "app": library}, format="json")
+        .json()["id"]
+    )
     assert bare.get(f"{CREATE}/{run_id}").status_code == 403
     assert EvalRun.objects.count() == 1
 
@@ -138,8 +164,12 @@ def test_evaluating_the_question_log_needs_the_permission_to_view_queries(librar
     response = client.post(CREATE, {"app": library}, format="json")
     assert response.status_code == 403 and "view queries" in response.json()["detail"]
     assert client.post(CREATE, {"questions": ["Q"], "app": library}, format="json").status_code == 202
-    assert client_for(staff_user("analyst", *ALL_PERMISSIONS)).post(
-        CREATE, {"app": library}, format="json").status_code == 202
+    assert (
+        client_for(staff_user("analyst", *ALL_PERMISSIONS))
+        .post(CREATE, {"app": library}, format="json")
+        .status_code
+        == 202
+    )
 
 
 @pytest.mark.django_db
@@ -148,8 +178,12 @@ def test_other_peoples_runs_need_the_permission_to_view_queries(staff, library):
     assert staff.get(f"{CREATE}/{run_id}").status_code == 200
     other = client_for(staff_user("other", "add_evalrun", "view_evalrun"))
     assert other.get(f"{CREATE}/{run_id}").json() == {"detail": "No such evaluation run."}
-    assert client_for(staff_user("analyst", "view_evalrun", "view_oraculoquery")).get(
-        f"{CREATE}/{run_id}").status_code == 200
+    assert (
+        client_for(staff_user("analyst", "view_evalrun", "view_oraculoquery"))
+        .get(f"{CREATE}/{run_id}")
+        .status_code
+        == 200
+    )
 
 
 @pytest.mark.django_db
@@ -159,9 +193,14 @@ def test_runs_queued_or_running_are_capped_per_person(staff, library, settings):
     first, second = (staff.post(CREATE, body, format="json").json()["id"] for _ in range(2))
     refused = staff.post(CREATE, body, format="json")
     assert refused.status_code == 429 and int(refused["Retry-After"]) > 0
-    assert refused.json() == {"detail": "You already have 2 evaluation run(s) queued or running (at most 2); "
-                                        "wait until one finishes."}
-    assert client_for(staff_user("colleague", *ALL_PERMISSIONS)).post(CREATE, body, format="json").status_code == 202
+    assert refused.json() == {
+        "detail": "You already have 2 evaluation run(s) queued or running (at most 2); "
+        "wait until one finishes."
+    }
+    assert (
+        client_for(staff_user("colleague", *ALL_PERMISSIONS)).post(CREATE, body, format="json").status_code
+        == 202
+    )
     EvalRun.objects.filter(pk=first).update(status=EvalRun.Status.DONE)
     assert staff.post(CREATE, body, format="json").status_code == 202
     assert EvalRun.objects.count() == 4
@@ -170,11 +209,19 @@ def test_runs_queued_or_running_are_capped_per_person(staff, library, settings):
 @pytest.mark.django_db
 def test_queueing_is_throttled_per_person(staff, library, settings):
     settings.EVAL_MAX_ACTIVE_RUNS_PER_USER = 100
-    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {
-        **settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"], "eval_runs": "2/hour"}}
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {
+            **settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"],
+            "eval_runs": "2/hour",
+        },
+    }
     body = {"questions": ["Q"], "app": library}
     assert [staff.post(CREATE, body, format="json").status_code for _ in range(3)] == [202, 202, 429]
-    assert client_for(staff_user("colleague", *ALL_PERMISSIONS)).post(CREATE, body, format="json").status_code == 202
+    assert (
+        client_for(staff_user("colleague", *ALL_PERMISSIONS)).post(CREATE, body, format="json").status_code
+        == 202
+    )
 
 
 def test_the_schema_documents_both_endpoints(admin_client):

@@ -1,4 +1,5 @@
 """`manage.py eval_retrieval`: the thin command door onto the engine."""
+
 from __future__ import annotations
 
 import io
@@ -24,21 +25,44 @@ def run(*args: str) -> tuple[str, str]:
 
 def gold_file(tmp_path: Path) -> Path:
     path = tmp_path / "gold.jsonl"
-    path.write_text("".join(json.dumps({"question": q.question, "expected_answer": q.expected_answer},
-                                       ensure_ascii=False) + "\n" for q in GOLD), encoding="utf-8")
+    path.write_text(
+        "".join(
+            json.dumps({"question": q.question, "expected_answer": q.expected_answer}, ensure_ascii=False)
+            + "\n"
+            for q in GOLD
+        ),
+        encoding="utf-8",
+    )
     return path
 
 
 @pytest.mark.django_db
 def test_json_format_prints_the_seeds_shape(library):
-    out, _ = run("--question", "How do I reset my password?", "--question", "When are invoices sent?",
-                 "--app", library, "--top-k", "3", "--trim-threshold", "0.85", "--trim-window", "0", "--format", "json")
+    out, _ = run(
+        "--question",
+        "How do I reset my password?",
+        "--question",
+        "When are invoices sent?",
+        "--app",
+        library,
+        "--top-k",
+        "3",
+        "--trim-threshold",
+        "0.85",
+        "--trim-window",
+        "0",
+        "--format",
+        "json",
+    )
     report = json.loads(out)
     assert list(report["summary"])[:8] == SEED_SUMMARY_KEYS
     assert report["summary"]["questions"] == 2
     assert report["summary"]["top_k"] == 3
     assert (report["summary"]["trim_threshold"], report["summary"]["trim_window"]) == (0.85, 0)
-    assert [r["question"] for r in report["results"]] == ["How do I reset my password?", "When are invoices sent?"]
+    assert [r["question"] for r in report["results"]] == [
+        "How do I reset my password?",
+        "When are invoices sent?",
+    ]
     assert all(len(r["variants"]["baseline"]["chunk_ids"]) == 3 for r in report["results"])
 
 
@@ -54,8 +78,17 @@ def test_table_is_the_default_and_labelled_files_report_retention(library, tmp_p
 @pytest.mark.django_db
 def test_output_file_and_save_store_the_run(library, tmp_path):
     target = tmp_path / "report.json"
-    out, err = run("--questions-file", str(gold_file(tmp_path)), "--app", library, "--format", "json",
-                   "--output", str(target), "--save")
+    out, err = run(
+        "--questions-file",
+        str(gold_file(tmp_path)),
+        "--app",
+        library,
+        "--format",
+        "json",
+        "--output",
+        str(target),
+        "--save",
+    )
     assert out == ""
     report = json.loads(target.read_text(encoding="utf-8"))
     run_ = EvalRun.objects.get()
@@ -85,15 +118,37 @@ def test_no_questions_found_exits_1():
 
 @pytest.mark.django_db
 def test_sweep_prints_the_table_the_front_and_the_lines_to_paste(library, tmp_path):
-    out, _ = run("--questions-file", str(gold_file(tmp_path)), "--app", library,
-                 "--sweep", "threshold=0.80:0.90:0.05", "window=0,1", "--min-retention", "99")
+    out, _ = run(
+        "--questions-file",
+        str(gold_file(tmp_path)),
+        "--app",
+        library,
+        "--sweep",
+        "threshold=0.80:0.90:0.05",
+        "window=0,1",
+        "--min-retention",
+        "99",
+    )
     assert "Calibration sweep" in out and "retention %" in out and "◀ recommended" in out
     lines = out.strip().splitlines()
-    assert lines[-2].startswith("RETRIEVAL_TRIM_THRESHOLD=") and lines[-1].startswith("RETRIEVAL_TRIM_WINDOW=")
+    assert lines[-2].startswith("RETRIEVAL_TRIM_THRESHOLD=") and lines[-1].startswith(
+        "RETRIEVAL_TRIM_WINDOW="
+    )
     assert "answer retention >= 99%" in out
 
-    out, _ = run("--questions-file", str(gold_file(tmp_path)), "--app", library,
-                 "--sweep", "threshold=0.80:0.90:0.05", "window=0,1", "--min-retention", "99", "--format", "json")
+    out, _ = run(
+        "--questions-file",
+        str(gold_file(tmp_path)),
+        "--app",
+        library,
+        "--sweep",
+        "threshold=0.80:0.90:0.05",
+        "window=0,1",
+        "--min-retention",
+        "99",
+        "--format",
+        "json",
+    )
     sweep = json.loads(out)["sweep"]
     assert len(sweep["rows"]) == 6
     assert sweep["recommended"]["answer_retention_pct"] >= 99
@@ -101,16 +156,22 @@ def test_sweep_prints_the_table_the_front_and_the_lines_to_paste(library, tmp_pa
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("args, message", [
-    (["--question", "Q", "--top-k", "50"], "top_k must be a whole number between 1 and 20"),
-    (["--question", "Q", "--sweep", "threshold=0.9:0.7:0.1"], "is after the stop"),
-    (["--question", "Q", "--sweep", "speed=3"], "is not threshold=... or window=..."),
-    (["--question", "Q", "--trim-threshold", "2"], "trim_threshold"),
-    (["--question", "Q", "--min-overlap", "95"], "give a sweep"),
-    (["--question", "Q", "--sweep", "window=0,1", "--min-retention", "99"], "--min-retention needs labelled"),
-    (["--question", "Q", "--last", "3"], "--last picks recent questions"),
-    (["--last", "0"], "--last must be at least 1"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--question", "Q", "--top-k", "50"], "top_k must be a whole number between 1 and 20"),
+        (["--question", "Q", "--sweep", "threshold=0.9:0.7:0.1"], "is after the stop"),
+        (["--question", "Q", "--sweep", "speed=3"], "is not threshold=... or window=..."),
+        (["--question", "Q", "--trim-threshold", "2"], "trim_threshold"),
+        (["--question", "Q", "--min-overlap", "95"], "give a sweep"),
+        (
+            ["--question", "Q", "--sweep", "window=0,1", "--min-retention", "99"],
+            "--min-retention needs labelled",
+        ),
+        (["--question", "Q", "--last", "3"], "--last picks recent questions"),
+        (["--last", "0"], "--last must be at least 1"),
+    ],
+)
 def test_bad_arguments_exit_2_with_a_clear_message(args, message):
     with pytest.raises(CommandError, match=message) as err:
         run(*args)
@@ -120,19 +181,33 @@ def test_bad_arguments_exit_2_with_a_clear_message(args, message):
 @pytest.mark.django_db
 def test_a_malformed_questions_file_names_the_line_and_exits_2(tmp_path):
     path = tmp_path / "gold.jsonl"
-    path.write_text('{"question": "Q1"}\n# fine\n{"question": "Q2", "expected_answer": 3}\n', encoding="utf-8")
-    with pytest.raises(CommandError, match=r"gold.jsonl, line 3: \"expected_answer\" must be a string") as err:
+    path.write_text(
+        '{"question": "Q1"}\n# fine\n{"question": "Q2", "expected_answer": 3}\n', encoding="utf-8"
+    )
+    with pytest.raises(
+        CommandError, match=r"gold.jsonl, line 3: \"expected_answer\" must be a string"
+    ) as err:
         run("--questions-file", str(path))
     assert err.value.returncode == 2
 
 
 def test_from_the_shell_bad_arguments_exit_with_code_2():
-    result = subprocess.run([sys.executable, "manage.py", "eval_retrieval", "--question", "Q", "--sweep",
-                             "threshold=abc"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [sys.executable, "manage.py", "eval_retrieval", "--question", "Q", "--sweep", "threshold=abc"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 2
     assert "sweep threshold: 'abc' is not a number" in result.stderr
-    result = subprocess.run([sys.executable, "manage.py", "eval_retrieval", "--format", "xml"], cwd=ROOT,
-                            capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [sys.executable, "manage.py", "eval_retrieval", "--format", "xml"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 2
     assert "invalid choice: 'xml'" in result.stderr
 

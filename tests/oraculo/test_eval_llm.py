@@ -1,5 +1,6 @@
 """Synthesized evaluations: an answer per variant from the (fake) LLM, their similarity and citations, and runs
 that finish with the error kept per question when the LLM fails or is missing."""
+
 from __future__ import annotations
 
 import pytest
@@ -15,8 +16,9 @@ QUESTIONS = [LabelledQuestion("How do I reset my password?"), LabelledQuestion("
 
 @pytest.mark.django_db
 def test_each_variant_gets_an_answer_with_similarity_and_citations(library, fake_llm):
-    report = evaluation_run(questions=QUESTIONS, params=eval_params_build(app=library, synthesize=True,
-                                                                         trim_threshold=0.85))
+    report = evaluation_run(
+        questions=QUESTIONS, params=eval_params_build(app=library, synthesize=True, trim_threshold=0.85)
+    )
     assert len(fake_llm.requests) == 4, "one chat call per question and variant"
     for result in report.results:
         base, trim = result["variants"]["baseline"], result["variants"]["trim"]
@@ -26,7 +28,9 @@ def test_each_variant_gets_an_answer_with_similarity_and_citations(library, fake
             assert variant["answer_model"] == "fake-chat-1"
         assert 0.0 < result["answer_similarity"] <= 1.0
         assert "error" not in result
-    identical = [r for r in report.results if r["variants"]["baseline"]["answer"] == r["variants"]["trim"]["answer"]]
+    identical = [
+        r for r in report.results if r["variants"]["baseline"]["answer"] == r["variants"]["trim"]["answer"]
+    ]
     assert all(r["answer_similarity"] == pytest.approx(1.0, abs=1e-3) for r in identical)
     summary = report.summary
     assert summary["cites_source_pct_baseline"] == summary["cites_source_pct_trim"] == 100

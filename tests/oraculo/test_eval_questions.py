@@ -1,5 +1,6 @@
 """Where evaluation questions come from: question files (text and JSONL, malformed ones refused by line) and
 the default selection of the last distinct real questions."""
+
 from __future__ import annotations
 
 from datetime import timedelta
@@ -8,21 +9,33 @@ import pytest
 from django.utils import timezone
 
 from oraculo.models import OraculoQuery
-from oraculo.questions import LabelledQuestion, QuestionFileError, questions_parse, questions_read, recent_questions
+from oraculo.questions import (
+    LabelledQuestion,
+    QuestionFileError,
+    questions_parse,
+    questions_read,
+    recent_questions,
+)
 
 
 def test_plain_text_is_one_question_per_line_without_blanks_or_comments():
     text = "# our gold set\nHow do I reset my password?\n\n   \n  ¿Cómo borro mi cuenta?  \n# done\n"
     assert questions_parse(text=text, name="gold.txt") == [
-        LabelledQuestion("How do I reset my password?"), LabelledQuestion("¿Cómo borro mi cuenta?")]
+        LabelledQuestion("How do I reset my password?"),
+        LabelledQuestion("¿Cómo borro mi cuenta?"),
+    ]
 
 
 def test_jsonl_carries_optional_expected_answers():
-    text = ('# labelled\n{"question": "How long is a reset link valid?", "expected_answer": "30 minutes"}\n\n'
-            '{"question": "Where are invoices?", "id": 7}\n{"question": "Q3", "expected_answer": null}\n')
+    text = (
+        '# labelled\n{"question": "How long is a reset link valid?", "expected_answer": "30 minutes"}\n\n'
+        '{"question": "Where are invoices?", "id": 7}\n{"question": "Q3", "expected_answer": null}\n'
+    )
     assert questions_parse(text=text, name="gold.jsonl") == [
         LabelledQuestion("How long is a reset link valid?", "30 minutes"),
-        LabelledQuestion("Where are invoices?"), LabelledQuestion("Q3")]
+        LabelledQuestion("Where are invoices?"),
+        LabelledQuestion("Q3"),
+    ]
 
 
 def test_jsonl_is_recognised_by_content_whatever_the_file_name():
@@ -30,13 +43,19 @@ def test_jsonl_is_recognised_by_content_whatever_the_file_name():
     assert parsed == [LabelledQuestion("Q", "A")]
 
 
-@pytest.mark.parametrize("line, message", [
-    ('{"question": "Q2", ', "gold.jsonl, line 3: not valid JSON"),
-    ('["Q2"]', "gold.jsonl, line 3: expected an object"),
-    ('{"expected_answer": "A"}', 'gold.jsonl, line 3: "question" must be a non-empty string'),
-    ('{"question": "   "}', 'gold.jsonl, line 3: "question" must be a non-empty string'),
-    ('{"question": "Q2", "expected_answer": 42}', 'gold.jsonl, line 3: "expected_answer" must be a string'),
-])
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ('{"question": "Q2", ', "gold.jsonl, line 3: not valid JSON"),
+        ('["Q2"]', "gold.jsonl, line 3: expected an object"),
+        ('{"expected_answer": "A"}', 'gold.jsonl, line 3: "question" must be a non-empty string'),
+        ('{"question": "   "}', 'gold.jsonl, line 3: "question" must be a non-empty string'),
+        (
+            '{"question": "Q2", "expected_answer": 42}',
+            'gold.jsonl, line 3: "expected_answer" must be a string',
+        ),
+    ],
+)
 def test_a_malformed_jsonl_line_is_named(line, message):
     text = '{"question": "Q1"}\n\n' + line + "\n"
     with pytest.raises(QuestionFileError) as err:
@@ -45,8 +64,9 @@ def test_a_malformed_jsonl_line_is_named(line, message):
 
 
 def test_reading_files(tmp_path):
-    (tmp_path / "gold.jsonl").write_text('{"question": "¿Cuánto cuesta?", "expected_answer": "11 €"}\n',
-                                         encoding="utf-8")
+    (tmp_path / "gold.jsonl").write_text(
+        '{"question": "¿Cuánto cuesta?", "expected_answer": "11 €"}\n', encoding="utf-8"
+    )
     assert questions_read(path=tmp_path / "gold.jsonl") == [LabelledQuestion("¿Cuánto cuesta?", "11 €")]
     with pytest.raises(QuestionFileError, match="no such file"):
         questions_read(path=tmp_path / "missing.txt")
@@ -57,7 +77,9 @@ def test_reading_files(tmp_path):
 
 def ask(question: str, *, app: str = "guide", minutes_ago: int) -> OraculoQuery:
     query = OraculoQuery.objects.create(question=question, app=app)
-    OraculoQuery.objects.filter(pk=query.pk).update(created_at=timezone.now() - timedelta(minutes=minutes_ago))
+    OraculoQuery.objects.filter(pk=query.pk).update(
+        created_at=timezone.now() - timedelta(minutes=minutes_ago)
+    )
     return query
 
 
@@ -89,6 +111,7 @@ def test_default_selection_can_be_limited_to_one_app():
 def test_gold_is_read_as_the_expected_answer_and_other_keys_are_ignored():
     from oraculo.questions import questions_parse
 
-    (question,) = questions_parse(text='{"id": "en-01", "lang": "en", "question": "Port?", "gold": "8000"}',
-                                  name="set.jsonl")
+    (question,) = questions_parse(
+        text='{"id": "en-01", "lang": "en", "question": "Port?", "gold": "8000"}', name="set.jsonl"
+    )
     assert (question.question, question.expected_answer) == ("Port?", "8000")

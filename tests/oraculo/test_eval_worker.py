@@ -1,4 +1,5 @@
 """Evaluation runs through Django's tasks API: queued by eval_run_create, executed by the real db_worker."""
+
 from __future__ import annotations
 
 import pytest
@@ -23,12 +24,18 @@ def run_worker(monkeypatch) -> None:
 
 @pytest.mark.django_db
 def test_a_created_run_is_queued_with_its_rows_and_a_task(library):
-    run = eval_run_create(questions=[LabelledQuestion("How do I reset my password?", "30 minutes"),
-                                     LabelledQuestion("When are invoices sent?")],
-                          params=eval_params_build(app=library))
+    run = eval_run_create(
+        questions=[
+            LabelledQuestion("How do I reset my password?", "30 minutes"),
+            LabelledQuestion("When are invoices sent?"),
+        ],
+        params=eval_params_build(app=library),
+    )
     assert run.status == EvalRun.Status.QUEUED and run.progress == 0 and run.total == 2
     assert [(r.position, r.question, r.expected_answer, r.variants) for r in run.results.all()] == [
-        (1, "How do I reset my password?", "30 minutes", {}), (2, "When are invoices sent?", "", {})]
+        (1, "How do I reset my password?", "30 minutes", {}),
+        (2, "When are invoices sent?", "", {}),
+    ]
     task = DBTaskResult.objects.get()
     assert task.task_path == "oraculo.tasks.eval_run_task"
     assert task.args_kwargs == {"args": [], "kwargs": {"run_id": run.pk}}
@@ -36,9 +43,13 @@ def test_a_created_run_is_queued_with_its_rows_and_a_task(library):
 
 @pytest.mark.django_db
 def test_the_worker_completes_the_run(library, monkeypatch):
-    run = eval_run_create(questions=[LabelledQuestion("How do I reset my password?", "30 minutes"),
-                                     LabelledQuestion("When are invoices sent?")],
-                          params=eval_params_build(app=library, sweep="threshold=0.8,0.9 window=0,1"))
+    run = eval_run_create(
+        questions=[
+            LabelledQuestion("How do I reset my password?", "30 minutes"),
+            LabelledQuestion("When are invoices sent?"),
+        ],
+        params=eval_params_build(app=library, sweep="threshold=0.8,0.9 window=0,1"),
+    )
     run_worker(monkeypatch)
     run.refresh_from_db()
     assert run.status == EvalRun.Status.DONE, run.error
@@ -78,8 +89,10 @@ def test_only_a_queued_run_executes(library, monkeypatch):
 def test_a_failed_run_queued_again_is_completed_by_the_worker(library, monkeypatch):
     from oraculo.eval_actions import eval_run_requeue
 
-    run = eval_run_create(questions=[LabelledQuestion("How do I reset my password?", "30 minutes")],
-                          params=eval_params_build(app=library))
+    run = eval_run_create(
+        questions=[LabelledQuestion("How do I reset my password?", "30 minutes")],
+        params=eval_params_build(app=library),
+    )
     EvalRun.objects.filter(pk=run.pk).update(status=EvalRun.Status.FAILED, error="worker lost")
     DBTaskResult.objects.all().delete()
     eval_run_requeue(run_id=run.pk)
@@ -98,8 +111,9 @@ def test_a_running_run_is_queued_again_only_once_its_worker_went_silent(library)
     from oraculo.eval_actions import eval_run_requeue
 
     run = eval_run_create(questions=[LabelledQuestion("Q")], params=eval_params_build(app=library))
-    EvalRun.objects.filter(pk=run.pk).update(status=EvalRun.Status.RUNNING, progress=1,
-                                             heartbeat_at=timezone.now() - timedelta(minutes=2))
+    EvalRun.objects.filter(pk=run.pk).update(
+        status=EvalRun.Status.RUNNING, progress=1, heartbeat_at=timezone.now() - timedelta(minutes=2)
+    )
     with pytest.raises(ValueError, match="only failed runs, or running ones silent for 10 minutes"):
         eval_run_requeue(run_id=run.pk)
     EvalRun.objects.filter(pk=run.pk).update(heartbeat_at=timezone.now() - timedelta(minutes=11))
@@ -120,13 +134,19 @@ def test_a_stalled_run_is_queued_again_without_anyone_and_completed(library, mon
     from django.utils import timezone
 
     settings.EVAL_STALLED_AFTER = 60
-    stalled = eval_run_create(questions=[LabelledQuestion("How do I reset my password?")],
-                              params=eval_params_build(app=library))
-    EvalRun.objects.filter(pk=stalled.pk).update(status=EvalRun.Status.RUNNING, attempt=1, progress=0,
-                                                 heartbeat_at=timezone.now() - timedelta(seconds=61))
+    stalled = eval_run_create(
+        questions=[LabelledQuestion("How do I reset my password?")], params=eval_params_build(app=library)
+    )
+    EvalRun.objects.filter(pk=stalled.pk).update(
+        status=EvalRun.Status.RUNNING,
+        attempt=1,
+        progress=0,
+        heartbeat_at=timezone.now() - timedelta(seconds=61),
+    )
     DBTaskResult.objects.all().delete()  # its task was taken by the worker that died
-    fresh = eval_run_create(questions=[LabelledQuestion("When are invoices sent?")],
-                            params=eval_params_build(app=library))
+    fresh = eval_run_create(
+        questions=[LabelledQuestion("When are invoices sent?")], params=eval_params_build(app=library)
+    )
     assert EvalRun.objects.get(pk=stalled.pk).status == EvalRun.Status.QUEUED
     run_worker(monkeypatch)
     for run in (stalled, fresh):
@@ -147,9 +167,13 @@ def test_a_requeued_run_and_its_slow_original_worker_cannot_both_write(library, 
 
     settings.EVAL_STALLED_AFTER = 60
     real_run = eval_actions.evaluation_run
-    run = eval_run_create(questions=[LabelledQuestion("How do I reset my password?"),
-                                     LabelledQuestion("When are invoices sent?")],
-                          params=eval_params_build(app=library))
+    run = eval_run_create(
+        questions=[
+            LabelledQuestion("How do I reset my password?"),
+            LabelledQuestion("When are invoices sent?"),
+        ],
+        params=eval_params_build(app=library),
+    )
     seen = {}
 
     def slow_original(*, questions, params, on_progress):

@@ -2,8 +2,10 @@
 middle of a request (a real server process, its PostgreSQL reached through a TCP proxy that the test cuts: the
 proxy stands in for stopping the database, which would take the suite's own with it), and an evaluation
 worker process killed in the middle of a run."""
+
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -37,10 +39,14 @@ QUESTION = "How do I reset my password?"
 class GarbageEmbeddings:
     """An OpenAI-compatible /v1/embeddings server that answers 200 with something that is not embeddings."""
 
-    BODIES = {"null data": {"object": "list", "data": None},
-              "text vectors": {"object": "list", "data": [{"object": "embedding", "index": 0,
-                                                          "embedding": ["not", "numbers"]}]},
-              "not json": "<html>502 Bad Gateway</html>"}
+    BODIES = {
+        "null data": {"object": "list", "data": None},
+        "text vectors": {
+            "object": "list",
+            "data": [{"object": "embedding", "index": 0, "embedding": ["not", "numbers"]}],
+        },
+        "not json": "<html>502 Bad Gateway</html>",
+    }
 
     def __init__(self) -> None:
         self.kind = "null data"
@@ -78,7 +84,9 @@ def garbage_embeddings():
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("kind", list(GarbageEmbeddings.BODIES))
-def test_an_embedder_answering_garbage_is_a_503_on_ask_and_search(kind, garbage_embeddings, settings, library):
+def test_an_embedder_answering_garbage_is_a_503_on_ask_and_search(
+    kind, garbage_embeddings, settings, library
+):
     garbage_embeddings.kind = kind
     settings.EMBEDDING_BACKEND = "openai"
     settings.EMBEDDING_MODEL = "garbage"
@@ -138,10 +146,8 @@ class PgProxy:
     def _close(self, s: socket.socket) -> None:
         with self.lock:
             self.live.discard(s)
-        try:
+        with contextlib.suppress(OSError):
             s.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
         s.close()
 
     def cut(self) -> None:
@@ -172,15 +178,25 @@ def db_proxy(django_db_setup, django_db_blocker):
 
 def process_env(database_url: str, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LLM_", "EMBEDDING_", "DJANGO_"))}
-    return env | {"DATABASE_URL": database_url, "DEBUG": "false", "SECRET_KEY": "fault-tests-" + "x" * 40,
-                  "ALLOWED_HOSTS": "127.0.0.1", "SECURE_SSL_REDIRECT": "false", "NUM_PROXIES": "0",
-                  "CONN_MAX_AGE": "60", "DATABASE_CONNECT_TIMEOUT": "2", **extra}
+    return env | {
+        "DATABASE_URL": database_url,
+        "DEBUG": "false",
+        "SECRET_KEY": "fault-tests-" + "x" * 40,
+        "ALLOWED_HOSTS": "127.0.0.1",
+        "SECURE_SSL_REDIRECT": "false",
+        "NUM_PROXIES": "0",
+        "CONN_MAX_AGE": "60",
+        "DATABASE_CONNECT_TIMEOUT": "2",
+        **extra,
+    }
 
 
 def post(port: int, path: str, body: dict, token: str) -> tuple[int, dict]:
-    request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=json.dumps(body).encode(),
-                                     headers={"Content-Type": "application/json",
-                                              "Authorization": f"Token {token}"})
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}{path}",
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json", "Authorization": f"Token {token}"},
+    )
     try:
         with urllib.request.urlopen(request, timeout=60) as response:
             return response.status, json.loads(response.read())
@@ -198,8 +214,12 @@ def committed(library, django_db_blocker):
 
     with django_db_blocker.unblock():
         for lang in ("en", "es"):
-            directory_ingest(paths=[FIXTURE_DOCS / lang], app=library, source_type=lang,
-                             url_prefix=f"https://docs.example.com/{lang}")
+            directory_ingest(
+                paths=[FIXTURE_DOCS / lang],
+                app=library,
+                source_type=lang,
+                url_prefix=f"https://docs.example.com/{lang}",
+            )
     made: list = []
 
     def make(factory):
@@ -216,17 +236,33 @@ def committed(library, django_db_blocker):
 
 
 def test_database_lost_mid_request_is_a_json_503_and_the_next_request_succeeds(
-        db_proxy, committed, fake_llm_server, library, django_db_blocker):
+    db_proxy, committed, fake_llm_server, library, django_db_blocker
+):
     proxy, url = db_proxy
     user = committed(lambda: User.objects.create_user("fault-robot"))
     token = committed(lambda: Token.objects.create(user=user)).key
     fake_llm_server.reset("ok")
     port = free_port()
     server = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "config.wsgi", "-w", "1", "-b", f"127.0.0.1:{port}", "--timeout", "60"],
-        cwd=ROOT, env=process_env(url, LLM_BASE_URL=fake_llm_server.base_url, LLM_MODEL=MODEL, LLM_API_KEY="k",
-                                  LLM_TIMEOUT="10"),
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "config.wsgi",
+            "-w",
+            "1",
+            "-b",
+            f"127.0.0.1:{port}",
+            "--timeout",
+            "60",
+        ],
+        cwd=ROOT,
+        env=process_env(
+            url, LLM_BASE_URL=fake_llm_server.base_url, LLM_MODEL=MODEL, LLM_API_KEY="k", LLM_TIMEOUT="10"
+        ),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     try:
         wait_for_port(port, process=server, timeout=60)
         body = {"question": QUESTION, "app": library}
@@ -248,8 +284,9 @@ def test_database_lost_mid_request_is_a_json_503_and_the_next_request_succeeds(
         server.wait(20)
 
 
-def test_a_worker_killed_mid_run_leaves_a_run_that_completes_once(db_proxy, committed, fake_llm_server, library,
-                                                                   django_db_blocker):
+def test_a_worker_killed_mid_run_leaves_a_run_that_completes_once(
+    db_proxy, committed, fake_llm_server, library, django_db_blocker
+):
     """The first worker is killed (SIGKILL) after its first question; a second worker, started later, runs the
     watchdog task the claim deferred, which queues the silent run again, and completes it: every question has
     exactly one result, from the attempt that finished."""
@@ -258,13 +295,30 @@ def test_a_worker_killed_mid_run_leaves_a_run_that_completes_once(db_proxy, comm
     from oraculo.questions import LabelledQuestion
 
     _, url = db_proxy
-    questions = [LabelledQuestion(q) for q in (QUESTION, "When are invoices sent?", "How do I delete my account?",
-                                               "How long is a reset link valid?")]
-    run = committed(lambda: eval_run_create(questions=questions, params=eval_params_build(app=library,
-                                                                                           synthesize=True)))
-    fake_llm_server.reset("slow")  # each answer waits for LLM_TIMEOUT: the first worker is slow enough to kill
-    env = process_env(url, LLM_BASE_URL=fake_llm_server.base_url, LLM_MODEL=MODEL, LLM_API_KEY="k",
-                      LLM_TIMEOUT="1", LLM_MAX_RETRIES="0", EVAL_STALLED_AFTER="2")
+    questions = [
+        LabelledQuestion(q)
+        for q in (
+            QUESTION,
+            "When are invoices sent?",
+            "How do I delete my account?",
+            "How long is a reset link valid?",
+        )
+    ]
+    run = committed(
+        lambda: eval_run_create(questions=questions, params=eval_params_build(app=library, synthesize=True))
+    )
+    fake_llm_server.reset(
+        "slow"
+    )  # each answer waits for LLM_TIMEOUT: the first worker is slow enough to kill
+    env = process_env(
+        url,
+        LLM_BASE_URL=fake_llm_server.base_url,
+        LLM_MODEL=MODEL,
+        LLM_API_KEY="k",
+        LLM_TIMEOUT="1",
+        LLM_MAX_RETRIES="0",
+        EVAL_STALLED_AFTER="2",
+    )
     worker = [sys.executable, "manage.py", "db_worker", "--interval", "0.2", "--no-startup-delay"]
     first = subprocess.Popen(worker, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     second = None
@@ -272,7 +326,9 @@ def test_a_worker_killed_mid_run_leaves_a_run_that_completes_once(db_proxy, comm
         deadline = time.monotonic() + 90
         with django_db_blocker.unblock():
             while EvalRun.objects.get(pk=run.pk).progress < 1:
-                assert time.monotonic() < deadline and first.poll() is None, "the first worker never progressed"
+                assert time.monotonic() < deadline and first.poll() is None, (
+                    "the first worker never progressed"
+                )
                 time.sleep(0.1)
         first.send_signal(signal.SIGKILL)
         first.wait(10)
@@ -281,7 +337,9 @@ def test_a_worker_killed_mid_run_leaves_a_run_that_completes_once(db_proxy, comm
         assert killed.status == EvalRun.Status.RUNNING and killed.attempt == 1
 
         fake_llm_server.reset("ok")
-        second = subprocess.Popen(worker, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        second = subprocess.Popen(
+            worker, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
         with django_db_blocker.unblock():
             while EvalRun.objects.get(pk=run.pk).status != EvalRun.Status.DONE:
                 assert time.monotonic() < deadline and second.poll() is None, "the run was never completed"

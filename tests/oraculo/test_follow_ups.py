@@ -1,6 +1,7 @@
 """Follow-up questions: /ask with the previous query's id and feedback token. Retrieval searches the question
 rewritten with its context (by the LLM, or joined to the previous question without one), the LLM sees the
 earlier turns (bounded), the log links each turn to its thread, and only the asker can continue it."""
+
 from __future__ import annotations
 
 import json
@@ -26,7 +27,10 @@ def key(library) -> WidgetKey:
 def ask(key, question, previous=None, *, client=None, **extra):
     body = {"question": question, "source_type": "en", **extra}
     if previous is not None:
-        body |= {"previous_query_id": previous["query_id"], "previous_feedback_token": previous["feedback_token"]}
+        body |= {
+            "previous_query_id": previous["query_id"],
+            "previous_feedback_token": previous["feedback_token"],
+        }
     headers = {"HTTP_X_WIDGET_KEY": key.key} if key is not None else {}
     return (client or APIClient()).post(ASK, json.dumps(body), content_type="application/json", **headers)
 
@@ -66,11 +70,18 @@ def test_with_an_llm_the_question_is_rewritten_and_earlier_turns_are_seen_bounde
     rows = {r.pk: r for r in OraculoQuery.objects.all()}
     assert rows[turns[1]["query_id"]].retrieval_question == f"{FIRST} [{FOLLOW}]"  # the fake LLM's rewrite
     assert "billing contact" in turns[1]["sources"][0]["content"]
-    answering = [r["body"]["messages"] for r in fake_llm.requests
-                 if "standalone search query" not in r["body"]["messages"][0]["content"]]
+    answering = [
+        r["body"]["messages"]
+        for r in fake_llm.requests
+        if "standalone search query" not in r["body"]["messages"][0]["content"]
+    ]
     last = answering[-1]
     assert [m["role"] for m in last] == ["system", "user", "assistant", "user", "assistant", "user"]
-    assert [m["content"] for m in last if m["role"] == "user"] == [FOLLOW, "Can I download old ones?", "As PDF?"]
+    assert [m["content"] for m in last if m["role"] == "user"] == [
+        FOLLOW,
+        "Can I download old ones?",
+        "As PDF?",
+    ]
     assert last[2]["content"] == turns[1]["answer"]
     assert all(r.answer_mode == "llm" for r in rows.values())
 
@@ -84,10 +95,19 @@ def test_a_failing_rewrite_falls_back_to_joining(key, fake_llm):
 
 def test_a_follow_up_streams_too(key):
     first = ask(key, FIRST).json()
-    body = {"question": FOLLOW, "source_type": "en", "previous_query_id": first["query_id"],
-            "previous_feedback_token": first["feedback_token"]}
-    response = APIClient().post(ASK, json.dumps(body), content_type="application/json",
-                                HTTP_ACCEPT="text/event-stream", HTTP_X_WIDGET_KEY=key.key)
+    body = {
+        "question": FOLLOW,
+        "source_type": "en",
+        "previous_query_id": first["query_id"],
+        "previous_feedback_token": first["feedback_token"],
+    }
+    response = APIClient().post(
+        ASK,
+        json.dumps(body),
+        content_type="application/json",
+        HTTP_ACCEPT="text/event-stream",
+        HTTP_X_WIDGET_KEY=key.key,
+    )
     raw = b"".join(response.streaming_content).decode()
     done = json.loads(raw.rsplit("event: done\ndata: ", 1)[1])
     assert OraculoQuery.objects.get(pk=done["query_id"]).previous_id == first["query_id"]
@@ -99,8 +119,11 @@ def test_a_follow_up_streams_too(key):
 def test_another_key_or_a_wrong_token_cannot_continue_the_thread(key, library):
     first = ask(key, FIRST).json()
     other = WidgetKey.objects.create(name="other", app=library, allowed_origins=[])
-    for caller, previous in ((other, first), (key, {**first, "feedback_token": "0" * 64}),
-                             (key, {**first, "query_id": first["query_id"] + 1000})):
+    for caller, previous in (
+        (other, first),
+        (key, {**first, "feedback_token": "0" * 64}),
+        (key, {**first, "query_id": first["query_id"] + 1000}),
+    ):
         response = ask(caller, FOLLOW, previous)
         assert response.status_code == 404, response.content
         assert response.json() == {"detail": "No previous query with this id and feedback token."}
@@ -117,14 +140,17 @@ def test_staff_cannot_continue_a_widget_visitors_thread_but_their_own(key, libra
     assert ask(None, FOLLOW, own, client=client, app=library).status_code == 200
 
 
-@pytest.mark.parametrize(("extra", "field"), [
-    ({"previous_query_id": 1}, "previous_feedback_token"),
-    ({"previous_feedback_token": "abc"}, "previous_feedback_token"),
-    ({"previous_query_id": "one", "previous_feedback_token": "abc"}, "previous_query_id"),
-    ({"previous_query_id": 0, "previous_feedback_token": "abc"}, "previous_query_id"),
-    ({"previous_query_id": 2**70, "previous_feedback_token": "abc"}, "previous_query_id"),
-    ({"previous_query_id": 1, "previous_feedback_token": 5}, "previous_feedback_token"),
-])
+@pytest.mark.parametrize(
+    ("extra", "field"),
+    [
+        ({"previous_query_id": 1}, "previous_feedback_token"),
+        ({"previous_feedback_token": "abc"}, "previous_feedback_token"),
+        ({"previous_query_id": "one", "previous_feedback_token": "abc"}, "previous_query_id"),
+        ({"previous_query_id": 0, "previous_feedback_token": "abc"}, "previous_query_id"),
+        ({"previous_query_id": 2**70, "previous_feedback_token": "abc"}, "previous_query_id"),
+        ({"previous_query_id": 1, "previous_feedback_token": 5}, "previous_feedback_token"),
+    ],
+)
 def test_bad_thread_fields_are_a_400(key, extra, field):
     response = ask(key, FOLLOW, **extra)
     assert response.status_code == 400 and field in response.json()

@@ -1,4 +1,5 @@
 """oraculo.llm against the fake OpenAI-compatible server, through the real `openai` client over HTTP."""
+
 from __future__ import annotations
 
 import time
@@ -11,10 +12,20 @@ from tests.conftest import free_port
 from tests.oraculo.fake_llm import MODEL
 
 
-def chunk(n: int, text: str, *, title: str = "Managing your account", heading: str = "## Resetting") -> RetrievedChunk:
-    return RetrievedChunk(id=n, chunk_id=f"account.md#{n}", document_id=1, title=title,
-                          heading_path=[f"# {title}", heading], url="https://docs.example.com/en/account",
-                          score=0.9 - n / 10, text=text, original_text=text)
+def chunk(
+    n: int, text: str, *, title: str = "Managing your account", heading: str = "## Resetting"
+) -> RetrievedChunk:
+    return RetrievedChunk(
+        id=n,
+        chunk_id=f"account.md#{n}",
+        document_id=1,
+        title=title,
+        heading_path=[f"# {title}", heading],
+        url="https://docs.example.com/en/account",
+        score=0.9 - n / 10,
+        text=text,
+        original_text=text,
+    )
 
 
 CHUNKS = [

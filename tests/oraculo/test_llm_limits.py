@@ -1,5 +1,6 @@
 """An LLM that ignores max_tokens cannot make Oráculo store or return an unbounded answer, and no error message
 carries the credentials of the LLM's base URL or key. Against the fake server over real HTTP."""
+
 from __future__ import annotations
 
 import pytest
@@ -28,8 +29,9 @@ def test_the_api_returns_and_logs_the_cut_answer(fake_llm, settings, library):
     settings.LLM_MAX_ANSWER_CHARS = 300
     fake_llm.reset("endless")
     key = WidgetKey.objects.create(name="site", app=library)
-    response = APIClient().post("/api/v1/ask", {"question": "How do I reset my password?"}, format="json",
-                                HTTP_X_WIDGET_KEY=key.key)
+    response = APIClient().post(
+        "/api/v1/ask", {"question": "How do I reset my password?"}, format="json", HTTP_X_WIDGET_KEY=key.key
+    )
     assert response.status_code == 200
     body = response.json()
     assert body["answer_mode"] == "llm" and len(body["answer"]) <= 306

@@ -1,4 +1,5 @@
 """manage.py purge_queries: retention of the question log."""
+
 from __future__ import annotations
 
 from datetime import timedelta
@@ -15,9 +16,19 @@ pytestmark = pytest.mark.django_db
 
 
 def logged(question: str, *, age: timedelta) -> OraculoQuery:
-    query = query_log_create(question=question, app="guide", source_type="", answer="a", answer_mode="extractive",
-                             chunks=[], trimmed=False, trim_params=None, tokens_before=0, tokens_in_context=0,
-                             latency_ms={"total": 1.0})
+    query = query_log_create(
+        question=question,
+        app="guide",
+        source_type="",
+        answer="a",
+        answer_mode="extractive",
+        chunks=[],
+        trimmed=False,
+        trim_params=None,
+        tokens_before=0,
+        tokens_in_context=0,
+        latency_ms={"total": 1.0},
+    )
     OraculoQuery.objects.filter(pk=query.pk).update(created_at=timezone.now() - age)
     return query
 
@@ -53,8 +64,10 @@ def test_dry_run_counts_and_keeps_everything(queries):
     assert len(remaining()) == 4
 
 
-@pytest.mark.parametrize(("age", "left"), [("1h", set()), ("3h", {"today"}), ("1w", {"today"}),
-                                           ("14W", {"today", "recent", "old"})])
+@pytest.mark.parametrize(
+    ("age", "left"),
+    [("1h", set()), ("3h", {"today"}), ("1w", {"today"}), ("14W", {"today", "recent", "old"})],
+)
 def test_hours_days_and_weeks(queries, age, left):
     purge("--older-than", age)
     assert remaining() == left

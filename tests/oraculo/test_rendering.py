@@ -1,4 +1,5 @@
 """Answers and passages rendered from markdown and sanitised (markdown-it-py, raw HTML off, then nh3)."""
+
 from __future__ import annotations
 
 import re
@@ -8,11 +9,12 @@ import pytest
 from oraculo.rendering import render_extractive, render_markdown, sanitize_html
 
 
-
 def test_markdown_becomes_html_with_code_lists_links_and_tables():
-    html = render_markdown(text="Run `make run`:\n\n1. first\n2. second\n\n- a\n- b\n\n"
-                                "See [the guide](https://docs.example.com/guide).\n\n```sh\nmake test\n```\n\n"
-                                "| a | b |\n|---|---|\n| 1 | 2 |\n")
+    html = render_markdown(
+        text="Run `make run`:\n\n1. first\n2. second\n\n- a\n- b\n\n"
+        "See [the guide](https://docs.example.com/guide).\n\n```sh\nmake test\n```\n\n"
+        "| a | b |\n|---|---|\n| 1 | 2 |\n"
+    )
     assert "<code>make run</code>" in html
     assert "<ol>" in html and "<li>first</li>" in html and "<ul>" in html
     assert '<a href="https://docs.example.com/guide" rel="noopener nofollow">the guide</a>' in html
@@ -29,23 +31,36 @@ def test_citations_stay_as_text_for_the_widget_to_link():
     assert render_markdown(text="Click it [1][2].") == "<p>Click it [1][2].</p>"
 
 
-@pytest.mark.parametrize("hostile", [
-    "<script>window.pwned=1</script>",
-    "<img src=x onerror=\"window.pwned=1\">",
-    '<a href="https://x.test" onclick="window.pwned=1">x</a>',
-    "<iframe src=\"https://evil.test\"></iframe>",
-    "<svg onload=window.pwned=1></svg>",
-    "<style>body{display:none}</style>",
-    "<!-- comment --><b onmouseover=alert(1)>b</b>",
-])
+@pytest.mark.parametrize(
+    "hostile",
+    [
+        "<script>window.pwned=1</script>",
+        '<img src=x onerror="window.pwned=1">',
+        '<a href="https://x.test" onclick="window.pwned=1">x</a>',
+        '<iframe src="https://evil.test"></iframe>',
+        "<svg onload=window.pwned=1></svg>",
+        "<style>body{display:none}</style>",
+        "<!-- comment --><b onmouseover=alert(1)>b</b>",
+    ],
+)
 def test_raw_html_is_text_never_markup(hostile):
     html = render_markdown(text=f"Before {hostile} after")
     assert "<script" not in html and "<img" not in html and "<iframe" not in html and "<svg" not in html
     assert "<style" not in html and not re.search(r"<[a-z]+[^>]*\son[a-z]+=", html)
 
 
-@pytest.mark.parametrize("link", ["javascript:window.pwned=1", "JaVaScRiPt:alert(1)", "data:text/html,<b>x</b>",
-                                  "vbscript:msgbox(1)", "/relative/path", "//evil.test/x", "file:///etc/passwd"])
+@pytest.mark.parametrize(
+    "link",
+    [
+        "javascript:window.pwned=1",
+        "JaVaScRiPt:alert(1)",
+        "data:text/html,<b>x</b>",
+        "vbscript:msgbox(1)",
+        "/relative/path",
+        "//evil.test/x",
+        "file:///etc/passwd",
+    ],
+)
 def test_only_absolute_http_and_mailto_links_keep_their_href(link):
     html = render_markdown(text=f"[click]({link}) and <{link}>")
     for href in re.findall(r'href="([^"]*)"', html):
@@ -63,8 +78,10 @@ def test_images_are_their_alt_text_and_load_nothing():
 
 
 def test_sanitiser_drops_what_markdown_it_would_never_make():
-    dirty = ('<p style="color:red" class="x" id="y">t</p><img src="https://x.test/a.png">'
-             '<a href="javascript:alert(1)" target="_top">j</a><form><input></form><td onclick="x">c</td>')
+    dirty = (
+        '<p style="color:red" class="x" id="y">t</p><img src="https://x.test/a.png">'
+        '<a href="javascript:alert(1)" target="_top">j</a><form><input></form><td onclick="x">c</td>'
+    )
     clean = sanitize_html(html=dirty)
     for bad in ("style=", "class=", "id=", "<img", "javascript", "target=", "<form", "<input", "onclick"):
         assert bad not in clean
@@ -72,15 +89,25 @@ def test_sanitiser_drops_what_markdown_it_would_never_make():
 
 def test_a_huge_table_is_rendered_bounded_and_safe():
     cols = 400
-    table = ("|" + "|".join(f"c{i}" for i in range(cols)) + "|\n|" + "---|" * cols + "\n"
-             + ("|" + "|".join("<b>x</b>" for _ in range(cols)) + "|\n") * 20)
+    table = (
+        "|"
+        + "|".join(f"c{i}" for i in range(cols))
+        + "|\n|"
+        + "---|" * cols
+        + "\n"
+        + ("|" + "|".join("<b>x</b>" for _ in range(cols)) + "|\n") * 20
+    )
     html = render_markdown(text=table)
     assert html.count("<th>") == cols and html.count("<td>") == cols * 20 and "<b>" not in html
-    assert len(render_markdown(text="a" * 500_000)) < 120_000  # input beyond MAX_MARKDOWN_CHARS is not rendered
+    assert (
+        len(render_markdown(text="a" * 500_000)) < 120_000
+    )  # input beyond MAX_MARKDOWN_CHARS is not rendered
 
 
 def test_an_unclosed_fence_in_one_extractive_passage_does_not_swallow_the_next():
-    html = render_extractive(labels=["Install > CLI", "Billing"], passages=["```sh\nmake run", "Plans are *monthly*."])
+    html = render_extractive(
+        labels=["Install > CLI", "Billing"], passages=["```sh\nmake run", "Plans are *monthly*."]
+    )
     assert "<strong>[2] Billing</strong>" in html and "<em>monthly</em>" in html
     assert html.index("<pre>") < html.index("[2] Billing")
 

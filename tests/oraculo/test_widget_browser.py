@@ -4,6 +4,7 @@ The end-to-end test runs the demo page on pytest-django's live server against th
 question and its feedback in the database. The other tests serve a host page and the widget from two fake
 origins through Playwright routes, so the API's answers (errors, slow answers, hostile text) are scripted.
 """
+
 from __future__ import annotations
 
 import json
@@ -15,26 +16,49 @@ import pytest
 from django.core.management import call_command
 
 CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 STATIC = Path(__file__).resolve().parents[2] / "oraculo" / "static" / "oraculo"
 FIXTURE_DOCS = Path(__file__).resolve().parents[1] / "fixtures" / "docs"
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "var"  # WIDGET_SCREENSHOTS=1: save screenshots here
 
-SITE = "http://site.test"      # a customer's page
+SITE = "http://site.test"  # a customer's page
 SERVER = "http://oraculo.test"  # where the widget (and by default the API) is served from
-CORS = {"Access-Control-Allow-Origin": SITE, "Access-Control-Allow-Headers": "content-type, x-widget-key",
-        "Access-Control-Allow-Methods": "POST, OPTIONS", "Access-Control-Expose-Headers": "Retry-After"}
+CORS = {
+    "Access-Control-Allow-Origin": SITE,
+    "Access-Control-Allow-Headers": "content-type, x-widget-key",
+    "Access-Control-Allow-Methods": "POST, OPTIONS",
+    "Access-Control-Expose-Headers": "Retry-After",
+}
 
 ANSWER = {
-    "query_id": 41, "feedback_token": "f" * 64, "answer_mode": "llm",
-    "answer": "Open the sign-in page and click \"Forgot password\" [1]. The link expires after 30 minutes [2] [9].",
+    "query_id": 41,
+    "feedback_token": "f" * 64,
+    "answer_mode": "llm",
+    "answer": 'Open the sign-in page and click "Forgot password" [1]. The link expires after 30 minutes [2] [9].',
     "sources": [
-        {"id": 7, "title": "Managing your account", "heading_path": ["# Managing your account", "## Resetting your password"],
-         "url": "https://docs.example.com/en/account", "score": 0.91, "content": "…"},
+        {
+            "id": 7,
+            "title": "Managing your account",
+            "heading_path": ["# Managing your account", "## Resetting your password"],
+            "url": "https://docs.example.com/en/account",
+            "score": 0.91,
+            "content": "…",
+        },
         {"id": 8, "title": "Security", "heading_path": ["Security"], "url": "", "score": 0.7, "content": "…"},
     ],
-    "trimmed": False, "tokens_in_context": 120, "tokens_before": 120, "latency_ms": {"total": 12},
+    "trimmed": False,
+    "tokens_in_context": 120,
+    "tokens_before": 120,
+    "latency_ms": {"total": 12},
 }
 
 
@@ -63,11 +87,13 @@ def page(browser):
 
 
 def host_page(lang: str = "en", attrs: str = "") -> str:
-    return (f'<!doctype html><html lang="{lang}"><head><meta charset="utf-8"><title>Host</title><meta name="viewport" content="width=device-width, initial-scale=1">'
-            "<style>button{background:red;font:30px serif;margin:40px}</style></head>"
-            '<body><h1>Host page</h1><button id="host">Host button</button>'
-            f'<script src="{SERVER}/static/oraculo/widget.js" data-key="wk_test" data-app="guide" {attrs} defer>'
-            "</script></body></html>")
+    return (
+        f'<!doctype html><html lang="{lang}"><head><meta charset="utf-8"><title>Host</title><meta name="viewport" content="width=device-width, initial-scale=1">'
+        "<style>button{background:red;font:30px serif;margin:40px}</style></head>"
+        '<body><h1>Host page</h1><button id="host">Host button</button>'
+        f'<script src="{SERVER}/static/oraculo/widget.js" data-key="wk_test" data-app="guide" {attrs} defer>'
+        "</script></body></html>"
+    )
 
 
 class FakeSite:
@@ -76,8 +102,10 @@ class FakeSite:
     def __init__(self, page, *, lang="en", attrs="", api=None):
         self.requests: list[dict] = []
         self.api = api or (lambda route, request: self.reply(route, 200, ANSWER))
-        page.route(f"{SITE}/**", lambda route: route.fulfill(status=200, content_type="text/html",
-                                                            body=host_page(lang, attrs)))
+        page.route(
+            f"{SITE}/**",
+            lambda route: route.fulfill(status=200, content_type="text/html", body=host_page(lang, attrs)),
+        )
         for name, kind in (("widget.js", "text/javascript"), ("widget.css", "text/css")):
             page.route(f"{SERVER}/static/oraculo/{name}", self.static(STATIC / name, kind))
         page.route(re.compile(r"^http://[^/]+/api/v1/.*"), self.handle)
@@ -89,14 +117,19 @@ class FakeSite:
     def handle(self, route, request):
         if request.method == "OPTIONS":
             return route.fulfill(status=204, headers=CORS)
-        self.requests.append({"url": request.url, "headers": request.headers,
-                              "body": json.loads(request.post_data or "null")})
+        self.requests.append(
+            {"url": request.url, "headers": request.headers, "body": json.loads(request.post_data or "null")}
+        )
         return self.api(route, request)
 
     @staticmethod
     def reply(route, status, body, headers=None):
-        route.fulfill(status=status, content_type="application/json", body=json.dumps(body),
-                      headers={**CORS, **(headers or {})})
+        route.fulfill(
+            status=status,
+            content_type="application/json",
+            body=json.dumps(body),
+            headers={**CORS, **(headers or {})},
+        )
 
 
 def screenshot(page, name: str) -> None:
@@ -120,6 +153,7 @@ def ask(page, question="How do I reset my password?"):
 
 # End to end: the demo page, the real API, the database.
 
+
 @pytest.mark.django_db(transaction=True)
 def test_demo_page_question_answer_and_feedback_end_to_end(page, live_server, settings):
     from biblioteca.ingest import directory_ingest
@@ -127,8 +161,9 @@ def test_demo_page_question_answer_and_feedback_end_to_end(page, live_server, se
 
     settings.DEMO_APP = "guide"
     call_command("demo_widget_key", "--origin", live_server.url)
-    report = directory_ingest(paths=[FIXTURE_DOCS / "en"], app="guide", source_type="en",
-                              url_prefix="https://docs.example.com/en")
+    report = directory_ingest(
+        paths=[FIXTURE_DOCS / "en"], app="guide", source_type="en", url_prefix="https://docs.example.com/en"
+    )
     assert not report.failed, report.failed
 
     demo_url = f"{live_server.url}/widget/demo/"
@@ -189,17 +224,38 @@ def test_demo_page_keyboard_and_spanish(page, live_server):
 
 # Scripted API: the contract's answers and errors, from a host page on another origin.
 
+
 def test_calls_api_on_script_origin_and_renders_sources_safely(page):
-    site = FakeSite(page, api=lambda route, request: FakeSite.reply(route, 200, {
-        **ANSWER, "answer": ANSWER["answer"] + ' <img src=x onerror="window.pwned=1">',
-        "sources": [*ANSWER["sources"], {"id": 9, "title": "<b>Evil</b>", "heading_path": [],
-                                         "url": "javascript:window.pwned=1", "score": 0.1, "content": ""}]}))
+    site = FakeSite(
+        page,
+        api=lambda route, request: FakeSite.reply(
+            route,
+            200,
+            {
+                **ANSWER,
+                "answer": ANSWER["answer"] + ' <img src=x onerror="window.pwned=1">',
+                "sources": [
+                    *ANSWER["sources"],
+                    {
+                        "id": 9,
+                        "title": "<b>Evil</b>",
+                        "heading_path": [],
+                        "url": "javascript:window.pwned=1",
+                        "score": 0.1,
+                        "content": "",
+                    },
+                ],
+            },
+        ),
+    )
     toggle = open_widget(page)
     toggle_attrs = page.evaluate("""() => { const b = document.querySelector('#orw-root .orw-toggle');
         return [b.getAttribute('aria-controls'), getComputedStyle(b).backgroundColor]; }""")
     assert toggle_attrs[0] == "orw-panel"
     assert toggle_attrs[1] != "rgb(255, 0, 0)", "the host page's button style leaked into the widget"
-    assert page.evaluate("getComputedStyle(document.getElementById('host')).backgroundColor") == "rgb(255, 0, 0)"
+    assert (
+        page.evaluate("getComputedStyle(document.getElementById('host')).backgroundColor") == "rgb(255, 0, 0)"
+    )
     ask(page)
     page.locator("#orw-answer .orw-sources").wait_for()
 
@@ -237,16 +293,31 @@ def test_data_api_overrides_the_api_base(page):
     assert site.requests[0]["body"]["source_type"] == "en"
 
 
-@pytest.mark.parametrize(("status", "body", "headers", "message"), [
-    (429, {"detail": "Request was throttled. Expected available in 17 seconds."}, {"Retry-After": "17"},
-     "Too many questions, try again in 17 s."),
-    (429, {"detail": "Request was throttled. Expected available in 5 seconds."}, {},
-     "Too many questions, try again in 5 s."),
-    (400, {"question": ["This field may not be blank."]}, {}, "This field may not be blank."),
-    (403, {"detail": "This widget key is not allowed from this origin."}, {},
-     "This widget key is not allowed from this origin."),
-    (500, {"detail": "Internal details"}, {}, "Something went wrong (500). Try again later."),
-])
+@pytest.mark.parametrize(
+    ("status", "body", "headers", "message"),
+    [
+        (
+            429,
+            {"detail": "Request was throttled. Expected available in 17 seconds."},
+            {"Retry-After": "17"},
+            "Too many questions, try again in 17 s.",
+        ),
+        (
+            429,
+            {"detail": "Request was throttled. Expected available in 5 seconds."},
+            {},
+            "Too many questions, try again in 5 s.",
+        ),
+        (400, {"question": ["This field may not be blank."]}, {}, "This field may not be blank."),
+        (
+            403,
+            {"detail": "This widget key is not allowed from this origin."},
+            {},
+            "This widget key is not allowed from this origin.",
+        ),
+        (500, {"detail": "Internal details"}, {}, "Something went wrong (500). Try again later."),
+    ],
+)
 def test_error_answers_are_shown(page, status, body, headers, message):
     FakeSite(page, api=lambda route, request: FakeSite.reply(route, status, body, headers))
     open_widget(page)
@@ -313,31 +384,47 @@ def test_mobile_width_fits_the_screen(browser):
 
 # Rendered answers: the server's markdown rendering (the real one) shown by the widget.
 
-RICH_EN = ("To run the docs locally [1]:\n\n1. Install the tools with `make venv`.\n2. Start the server:\n\n"
-           "```sh\nmake run\n```\n\n- Soft line breaks\n  stay in one sentence.\n"
-           "- See [the guide](https://docs.example.com/en/guide) "
-           "for more [2].")
-RICH_ES = ("Para ver la documentaci\u00f3n en local [1]:\n\n1. Instala las herramientas con `make venv`.\n"
-           "2. Arranca el servidor:\n\n```sh\nmake run\n```\n\n"
-           "- Los saltos de l\u00ednea del texto\n  no cortan la frase.\n"
-           "- Consulta [la gu\u00eda](https://docs.example.com/es/guia) para m\u00e1s [2].")
-HOSTILE = ('<script>window.pwned=1</script> <img src=x onerror="window.pwned=1"> '
-           '[js](javascript:window.pwned=1) [rel](/admin/) ![tracker](http://evil.test/p.png) '
-           '<a href="https://x.test" onclick="window.pwned=1">raw</a> [ok](https://docs.example.com/ok) [1]\n\n'
-           + "|" + "|".join(f"column {i}" for i in range(60)) + "|\n|" + "---|" * 60 + "\n"
-           + "|" + "|".join("cell" for _ in range(60)) + "|\n")
+RICH_EN = (
+    "To run the docs locally [1]:\n\n1. Install the tools with `make venv`.\n2. Start the server:\n\n"
+    "```sh\nmake run\n```\n\n- Soft line breaks\n  stay in one sentence.\n"
+    "- See [the guide](https://docs.example.com/en/guide) "
+    "for more [2]."
+)
+RICH_ES = (
+    "Para ver la documentaci\u00f3n en local [1]:\n\n1. Instala las herramientas con `make venv`.\n"
+    "2. Arranca el servidor:\n\n```sh\nmake run\n```\n\n"
+    "- Los saltos de l\u00ednea del texto\n  no cortan la frase.\n"
+    "- Consulta [la gu\u00eda](https://docs.example.com/es/guia) para m\u00e1s [2]."
+)
+HOSTILE = (
+    '<script>window.pwned=1</script> <img src=x onerror="window.pwned=1"> '
+    "[js](javascript:window.pwned=1) [rel](/admin/) ![tracker](http://evil.test/p.png) "
+    '<a href="https://x.test" onclick="window.pwned=1">raw</a> [ok](https://docs.example.com/ok) [1]\n\n'
+    + "|"
+    + "|".join(f"column {i}" for i in range(60))
+    + "|\n|"
+    + "---|" * 60
+    + "\n"
+    + "|"
+    + "|".join("cell" for _ in range(60))
+    + "|\n"
+)
 
 
 def rendered(answer: str) -> dict:
     from oraculo.rendering import render_markdown
 
-    sources = [{**s, "html": render_markdown(text="Passage with `code` and\na [link](https://docs.example.com/p).")}
-               for s in ANSWER["sources"]]
+    sources = [
+        {**s, "html": render_markdown(text="Passage with `code` and\na [link](https://docs.example.com/p).")}
+        for s in ANSWER["sources"]
+    ]
     return {**ANSWER, "answer": answer, "answer_html": render_markdown(text=answer), "sources": sources}
 
 
-@pytest.mark.parametrize(("lang", "answer", "shot"), [("en", RICH_EN, "widget-rendered-en.png"),
-                                                        ("es", RICH_ES, "widget-rendered-es.png")])
+@pytest.mark.parametrize(
+    ("lang", "answer", "shot"),
+    [("en", RICH_EN, "widget-rendered-en.png"), ("es", RICH_ES, "widget-rendered-es.png")],
+)
 def test_rendered_answer_shows_code_lists_links_and_linked_citations(page, lang, answer, shot):
     FakeSite(page, lang=lang, api=lambda route, request: FakeSite.reply(route, 200, rendered(answer)))
     open_widget(page)
@@ -346,11 +433,16 @@ def test_rendered_answer_shows_code_lists_links_and_linked_citations(page, lang,
     text.locator("ol").wait_for()
     assert text.locator("ol > li").count() == 2 and text.locator("ul > li").count() == 2
     assert text.locator("pre code").inner_text().strip() == "make run"
-    font = page.evaluate("getComputedStyle(document.querySelector('#orw-answer .orw-text pre code')).fontFamily")
+    font = page.evaluate(
+        "getComputedStyle(document.querySelector('#orw-answer .orw-text pre code')).fontFamily"
+    )
     assert "monospace" in font
     assert "`" not in text.inner_text() and "**" not in text.inner_text() and "](" not in text.inner_text()
     link = text.locator("a[href^='https://docs.example.com/']")
-    assert link.get_attribute("rel") == "noopener nofollow noreferrer" and link.get_attribute("target") == "_blank"
+    assert (
+        link.get_attribute("rel") == "noopener nofollow noreferrer"
+        and link.get_attribute("target") == "_blank"
+    )
     # The source's soft line break is a space: the list item is one line of text.
     soft = text.locator("ul > li").first.inner_text()
     assert "\n" not in soft.strip()
@@ -387,27 +479,37 @@ def test_hostile_markdown_rendered_by_the_server_stays_inert_in_the_browser(page
 
 def test_markup_from_a_hostile_server_is_rebuilt_from_the_allow_list(page):
     """Even if a server (data-api pointing anywhere) sent unsanitised HTML, the widget keeps only its tags."""
-    evil = ('<p onclick="window.pwned=1" style="position:fixed">p</p><img src=x onerror="window.pwned=1">'
-            '<a href="javascript:window.pwned=1">js</a><iframe src="https://evil.test"></iframe>'
-            '<script>window.pwned=1</script><form action="https://evil.test"><input name=x></form>'
-            '<svg><a href="javascript:window.pwned=1"><text>svg</text></a></svg><a href="https://ok.test/">ok</a>')
-    FakeSite(page, api=lambda route, request: FakeSite.reply(route, 200, {
-        **ANSWER, "answer_html": evil, "sources": [{**ANSWER["sources"][0], "html": evil}]}))
+    evil = (
+        '<p onclick="window.pwned=1" style="position:fixed">p</p><img src=x onerror="window.pwned=1">'
+        '<a href="javascript:window.pwned=1">js</a><iframe src="https://evil.test"></iframe>'
+        '<script>window.pwned=1</script><form action="https://evil.test"><input name=x></form>'
+        '<svg><a href="javascript:window.pwned=1"><text>svg</text></a></svg><a href="https://ok.test/">ok</a>'
+    )
+    FakeSite(
+        page,
+        api=lambda route, request: FakeSite.reply(
+            route, 200, {**ANSWER, "answer_html": evil, "sources": [{**ANSWER["sources"][0], "html": evil}]}
+        ),
+    )
     open_widget(page)
     ask(page)
     page.locator("#orw-answer .orw-sources").wait_for()
     page.locator("#orw-answer .orw-passage summary").click()
     page.wait_for_timeout(200)
     assert page.evaluate("window.pwned") is None
-    bad = ":is(#orw-answer .orw-text, #orw-answer .orw-passage-text) :is(img, iframe, script, form, input, svg, " \
-          "[onclick], [style])"
+    bad = (
+        ":is(#orw-answer .orw-text, #orw-answer .orw-passage-text) :is(img, iframe, script, form, input, svg, "
+        "[onclick], [style])"
+    )
     assert page.locator(bad).count() == 0
     hrefs = page.locator("#orw-answer .orw-text a, #orw-answer .orw-passage-text a").evaluate_all(
-        "links => links.map(a => a.getAttribute('href'))")
+        "links => links.map(a => a.getAttribute('href'))"
+    )
     assert hrefs.count("https://ok.test/") == 2 and all(h is None or h.startswith("https://") for h in hrefs)
 
 
 # Streaming: text shown as it arrives, and the plain request when a stream cannot be had.
+
 
 @pytest.mark.django_db(transaction=True)
 def test_streamed_text_shows_while_the_llm_is_still_writing(page, live_server, settings, fake_llm):
@@ -416,8 +518,9 @@ def test_streamed_text_shows_while_the_llm_is_still_writing(page, live_server, s
 
     settings.DEMO_APP = "guide"
     call_command("demo_widget_key", "--origin", live_server.url)
-    assert not directory_ingest(paths=[FIXTURE_DOCS / "en"], app="guide", source_type="en",
-                                url_prefix="https://docs.example.com/en").failed
+    assert not directory_ingest(
+        paths=[FIXTURE_DOCS / "en"], app="guide", source_type="en", url_prefix="https://docs.example.com/en"
+    ).failed
     fake_llm.reset("gated")  # the fake LLM sends its first piece, then waits for the test to let it go on
     try:
         page.goto(f"{live_server.url}/widget/demo/")
@@ -448,11 +551,25 @@ def sse(*events) -> str:
 def test_a_scripted_stream_is_rendered_from_its_done_event(page):
     from oraculo.rendering import render_markdown
 
-    done = {**ANSWER, "answer": "Use `make run` [1].", "answer_html": render_markdown(text="Use `make run` [1].")}
-    site = FakeSite(page, api=lambda route, request: route.fulfill(
-        status=200, content_type="text/event-stream", headers=CORS,
-        body=sse(("sources", {"sources": ANSWER["sources"]}), ("delta", {"text": "Use `make"}),
-                 ("delta", {"text": " run` [1]."}), ("done", done))))
+    done = {
+        **ANSWER,
+        "answer": "Use `make run` [1].",
+        "answer_html": render_markdown(text="Use `make run` [1]."),
+    }
+    site = FakeSite(
+        page,
+        api=lambda route, request: route.fulfill(
+            status=200,
+            content_type="text/event-stream",
+            headers=CORS,
+            body=sse(
+                ("sources", {"sources": ANSWER["sources"]}),
+                ("delta", {"text": "Use `make"}),
+                ("delta", {"text": " run` [1]."}),
+                ("done", done),
+            ),
+        ),
+    )
     open_widget(page)
     ask(page)
     page.locator("#orw-answer .orw-feedback").wait_for()
@@ -467,8 +584,12 @@ def test_without_a_stream_the_widget_asks_again_plainly(page, stream_reply):
             return FakeSite.reply(route, 200, rendered("Plain answer [1]."))
         if stream_reply == "406":
             return FakeSite.reply(route, 406, {"detail": "Could not satisfy the request Accept header."})
-        return route.fulfill(status=200, content_type="text/event-stream", headers=CORS,
-                             body=sse(("sources", {"sources": []}), ("delta", {"text": "Half an ans"})))
+        return route.fulfill(
+            status=200,
+            content_type="text/event-stream",
+            headers=CORS,
+            body=sse(("sources", {"sources": []}), ("delta", {"text": "Half an ans"})),
+        )
 
     site = FakeSite(page, api=api)
     open_widget(page)
@@ -481,13 +602,15 @@ def test_without_a_stream_the_widget_asks_again_plainly(page, stream_reply):
 
 # Follow-ups: the widget keeps the thread of the page visit.
 
+
 def test_the_widget_keeps_the_thread_until_a_new_question(page):
     answers = iter(range(41, 60))
 
     def api(route, request):
         qid = next(answers)
-        return FakeSite.reply(route, 200, {**rendered(f"Answer {qid} [1]."), "query_id": qid,
-                                           "feedback_token": f"t{qid}"})
+        return FakeSite.reply(
+            route, 200, {**rendered(f"Answer {qid} [1]."), "query_id": qid, "feedback_token": f"t{qid}"}
+        )
 
     site = FakeSite(page, api=api)
     open_widget(page)
@@ -498,8 +621,11 @@ def test_the_widget_keeps_the_thread_until_a_new_question(page):
     page.get_by_text("Answer 42").wait_for()
     assert site.requests[1]["body"]["previous_query_id"] == 41
     assert site.requests[1]["body"]["previous_feedback_token"] == "t41"
-    assert page.locator("#orw-answer .orw-thread").inner_text().startswith(
-        "Following up on \u201cWhen are invoices sent?\u201d.")
+    assert (
+        page.locator("#orw-answer .orw-thread")
+        .inner_text()
+        .startswith("Following up on \u201cWhen are invoices sent?\u201d.")
+    )
     page.get_by_role("button", name="New question").click()
     assert page.locator("#orw-answer .orw-thread").count() == 0
     assert page.evaluate("document.activeElement.id") == "orw-q"
@@ -515,7 +641,9 @@ def test_a_thread_the_server_no_longer_knows_is_asked_afresh(page):
         body = json.loads(request.post_data)
         bodies.append(body)
         if body.get("previous_query_id"):
-            return FakeSite.reply(route, 404, {"detail": "No previous query with this id and feedback token."})
+            return FakeSite.reply(
+                route, 404, {"detail": "No previous query with this id and feedback token."}
+            )
         return FakeSite.reply(route, 200, {**rendered(f"Answer {len(bodies)}."), "query_id": len(bodies)})
 
     FakeSite(page, api=api)

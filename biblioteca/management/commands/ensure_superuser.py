@@ -1,4 +1,5 @@
 """`manage.py ensure_superuser`: a first admin account for `make run`, its password printed once."""
+
 from __future__ import annotations
 
 import os
@@ -20,6 +21,8 @@ class Command(BaseCommand):
             return
         password = os.environ.get("ADMIN_PASSWORD") or secrets.token_urlsafe(12)
         User.objects.create_superuser(username=opts["username"], email="", password=password)
-        self.stdout.write(self.style.SUCCESS(
-            f"Created superuser '{opts['username']}' with password: {password}  (shown once; change it in the admin)"
-        ))
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"Created superuser '{opts['username']}' with password: {password}  (shown once; change it in the admin)"
+            )
+        )

@@ -1,4 +1,5 @@
 """`manage.py ingest_docs PATH...`: a thin door onto biblioteca.ingest.directory_ingest."""
+
 from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
@@ -16,10 +17,17 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("paths", nargs="+", help="Markdown files or folders (searched recursively).")
         parser.add_argument("--app", default="default", help="The app these documents belong to.")
-        parser.add_argument("--source-type", default="docs", help="A label to filter searches by (docs, faq...).")
-        parser.add_argument("--url-prefix", default="", help="Public URL prefix; a document's URL is prefix/path.")
-        parser.add_argument("--prune", action="store_true", help="Remove documents of this app and source type "
-                                                                 "whose files are gone.")
+        parser.add_argument(
+            "--source-type", default="docs", help="A label to filter searches by (docs, faq...)."
+        )
+        parser.add_argument(
+            "--url-prefix", default="", help="Public URL prefix; a document's URL is prefix/path."
+        )
+        parser.add_argument(
+            "--prune",
+            action="store_true",
+            help="Remove documents of this app and source type whose files are gone.",
+        )
         parser.add_argument("--dry-run", action="store_true", help="Report what would change; write nothing.")
         parser.add_argument("--force", action="store_true", help="Re-embed even unchanged documents.")
 
@@ -27,11 +35,20 @@ class Command(BaseCommand):
         console = Console(stderr=True, quiet=opts["verbosity"] == 0)
         stale = sorted(set(stored_embedding_models()) - {configured_model_name()})
         if stale:
-            console.print(f"[yellow]warning:[/] stored chunks were embedded with {', '.join(stale)}, the configured "
-                          f"model is {configured_model_name()}; run `manage.py reembed`.")
-        progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                            TextColumn("{task.fields[chunks]} chunks · {task.fields[rate]}"), TimeElapsedColumn(),
-                            console=console, transient=False, disable=opts["verbosity"] == 0)
+            console.print(
+                f"[yellow]warning:[/] stored chunks were embedded with {', '.join(stale)}, the configured "
+                f"model is {configured_model_name()}; run `manage.py reembed`."
+            )
+        progress = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[chunks]} chunks · {task.fields[rate]}"),
+            TimeElapsedColumn(),
+            console=console,
+            transient=False,
+            disable=opts["verbosity"] == 0,
+        )
         state = {"task": None, "chunks": 0, "texts": 0, "embed_seconds": 0.0}
 
         def on_start(total: int) -> None:
@@ -41,18 +58,28 @@ class Command(BaseCommand):
             state["chunks"] += result.chunks if result.status in ("added", "updated") else 0
             state["texts"] += result.embedded_texts
             state["embed_seconds"] += result.embed_seconds
-            rate = (f"{state['texts'] / state['embed_seconds']:.0f} texts/s embedded"
-                    if state["embed_seconds"] else "no embedding needed")
+            rate = (
+                f"{state['texts'] / state['embed_seconds']:.0f} texts/s embedded"
+                if state["embed_seconds"]
+                else "no embedding needed"
+            )
             progress.update(state["task"], advance=1, chunks=state["chunks"], rate=rate)
             if result.status == "failed":
                 progress.console.print(f"[red]failed:[/] {result.source_path}: {result.error}")
 
         try:
             with progress:
-                report = directory_ingest(paths=opts["paths"], app=opts["app"], source_type=opts["source_type"],
-                                          url_prefix=opts["url_prefix"], prune=opts["prune"],
-                                          dry_run=opts["dry_run"], force=opts["force"],
-                                          on_start=on_start, on_result=on_result)
+                report = directory_ingest(
+                    paths=opts["paths"],
+                    app=opts["app"],
+                    source_type=opts["source_type"],
+                    url_prefix=opts["url_prefix"],
+                    prune=opts["prune"],
+                    dry_run=opts["dry_run"],
+                    force=opts["force"],
+                    on_start=on_start,
+                    on_result=on_result,
+                )
         except (IngestError, EmbeddingError) as exc:
             raise CommandError(str(exc)) from exc
 
@@ -66,8 +93,13 @@ class Command(BaseCommand):
         )
         for result in report.results:
             if result.status in ("skipped", "outside", "too_large"):
-                self.stdout.write(f"{result.status.replace('_', ' ')}: {result.source_path}: {result.error}"
-                                  if result.status != "skipped" else f"skipped {result.source_path}: {result.error}")
+                self.stdout.write(
+                    f"{result.status.replace('_', ' ')}: {result.source_path}: {result.error}"
+                    if result.status != "skipped"
+                    else f"skipped {result.source_path}: {result.error}"
+                )
         if report.failed:
-            raise CommandError(f"{len(report.failed)} file(s) failed: "
-                               + "; ".join(f"{r.source_path}: {r.error}" for r in report.failed))
+            raise CommandError(
+                f"{len(report.failed)} file(s) failed: "
+                + "; ".join(f"{r.source_path}: {r.error}" for r in report.failed)
+            )

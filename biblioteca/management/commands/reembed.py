@@ -1,4 +1,5 @@
 """`manage.py reembed`: new vectors for chunks from another model, and sentences for chunks that have none."""
+
 from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
@@ -8,8 +9,10 @@ from biblioteca.ingest import chunks_reembed
 
 
 class Command(BaseCommand):
-    help = ("Embed again the chunks whose vectors came from another model than the configured one, and backfill "
-            "sentence vectors for chunks stored without them.")
+    help = (
+        "Embed again the chunks whose vectors came from another model than the configured one, and backfill "
+        "sentence vectors for chunks stored without them."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--app", default=None)

@@ -1,4 +1,5 @@
 """`manage.py eval_retrieval`: a thin door onto oraculo.evaluation (A/B of trimming, or a calibration sweep)."""
+
 from __future__ import annotations
 
 import json
@@ -32,38 +33,74 @@ def _fmt(value, suffix: str = "") -> str:
 
 
 class Command(BaseCommand):
-    help = ("Compare retrieval with and without sentence trimming on real or labelled questions; with --sweep, "
-            "calibrate the trim threshold and window and print the settings to paste.")
+    help = (
+        "Compare retrieval with and without sentence trimming on real or labelled questions; with --sweep, "
+        "calibrate the trim threshold and window and print the settings to paste."
+    )
 
     def add_arguments(self, parser):
         src = parser.add_argument_group("questions")
-        src.add_argument("--question", action="append", dest="questions", default=[], metavar="Q",
-                         help="A question to evaluate (repeatable).")
-        src.add_argument("--questions-file", metavar="FILE",
-                         help="One question per line, or JSONL with question and optional expected_answer.")
-        src.add_argument("--last", type=int, metavar="N",
-                         help=f"Without explicit questions: the last N distinct asked questions (default "
-                              f"{DEFAULT_LAST}).")
+        src.add_argument(
+            "--question",
+            action="append",
+            dest="questions",
+            default=[],
+            metavar="Q",
+            help="A question to evaluate (repeatable).",
+        )
+        src.add_argument(
+            "--questions-file",
+            metavar="FILE",
+            help="One question per line, or JSONL with question and optional expected_answer.",
+        )
+        src.add_argument(
+            "--last",
+            type=int,
+            metavar="N",
+            help=f"Without explicit questions: the last N distinct asked questions (default {DEFAULT_LAST}).",
+        )
         run = parser.add_argument_group("evaluation")
         run.add_argument("--variants", nargs="+", choices=VARIANTS, default=list(VARIANTS))
         run.add_argument("--top-k", type=int, default=None, help="Chunks retrieved (default 5, max 20).")
-        run.add_argument("--trim-threshold", type=float, default=None,
-                         help="Default: the RETRIEVAL_TRIM_THRESHOLD setting.")
-        run.add_argument("--trim-window", type=int, default=None, help="Default: the RETRIEVAL_TRIM_WINDOW setting.")
-        run.add_argument("--synthesize", action="store_true", help="Also answer with the LLM for each variant.")
+        run.add_argument(
+            "--trim-threshold",
+            type=float,
+            default=None,
+            help="Default: the RETRIEVAL_TRIM_THRESHOLD setting.",
+        )
+        run.add_argument(
+            "--trim-window", type=int, default=None, help="Default: the RETRIEVAL_TRIM_WINDOW setting."
+        )
+        run.add_argument(
+            "--synthesize", action="store_true", help="Also answer with the LLM for each variant."
+        )
         run.add_argument("--app", help="Search only this app's documents (and pick its questions).")
         run.add_argument("--source-type", help="Search only this source type.")
         sweep = parser.add_argument_group("calibration")
-        sweep.add_argument("--sweep", nargs="+", metavar="SPEC",
-                           help="e.g. --sweep threshold=0.70:0.90:0.02 window=0,1,2 (start:stop:step or a,b,c).")
-        sweep.add_argument("--min-retention", type=float, metavar="PCT",
-                           help="Quality floor for the recommendation: answer retention %% (labelled questions).")
-        sweep.add_argument("--min-overlap", type=float, metavar="PCT",
-                           help="Quality floor for the recommendation: chunk overlap with the baseline, %%.")
+        sweep.add_argument(
+            "--sweep",
+            nargs="+",
+            metavar="SPEC",
+            help="e.g. --sweep threshold=0.70:0.90:0.02 window=0,1,2 (start:stop:step or a,b,c).",
+        )
+        sweep.add_argument(
+            "--min-retention",
+            type=float,
+            metavar="PCT",
+            help="Quality floor for the recommendation: answer retention %% (labelled questions).",
+        )
+        sweep.add_argument(
+            "--min-overlap",
+            type=float,
+            metavar="PCT",
+            help="Quality floor for the recommendation: chunk overlap with the baseline, %%.",
+        )
         out = parser.add_argument_group("output")
         out.add_argument("--format", choices=["table", "json"], default="table")
         out.add_argument("--output", metavar="FILE", help="Write the report to FILE instead of stdout.")
-        out.add_argument("--save", action="store_true", help="Store the run (EvalRun + EvalResult) for the admin.")
+        out.add_argument(
+            "--save", action="store_true", help="Store the run (EvalRun + EvalResult) for the admin."
+        )
 
     def handle(self, *args, **opts):
         params = self._params(opts)
@@ -71,13 +108,23 @@ class Command(BaseCommand):
         if opts["min_retention"] is not None and not any(q.expected_answer for q in questions):
             raise _usage("--min-retention needs labelled questions: a JSONL file with expected_answer.")
         console = Console(file=getattr(self.stderr, "_out", sys.stderr), quiet=opts["verbosity"] == 0)
-        progress = Progress(TextColumn("[bold]evaluating"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                            console=console, transient=True, disable=opts["verbosity"] == 0)
+        progress = Progress(
+            TextColumn("[bold]evaluating"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=console,
+            transient=True,
+            disable=opts["verbosity"] == 0,
+        )
         task = progress.add_task("evaluating", total=len(questions))
         try:
             with progress:
-                report = evaluation_run(questions=questions, params=params,
-                                        on_progress=lambda done, total, _: progress.update(task, completed=done))
+                report = evaluation_run(
+                    questions=questions,
+                    params=params,
+                    on_progress=lambda done, total, _: progress.update(task, completed=done),
+                )
         except EmbeddingError as exc:
             raise CommandError(f"Embedding failed: {exc}") from exc
 
@@ -92,8 +139,12 @@ class Command(BaseCommand):
             if opts["format"] == "json":
                 stream.write(json.dumps(report.as_dict(), ensure_ascii=False, indent=2) + "\n")
             else:
-                self._table(report, Console(file=stream, width=None if stream.isatty() else 140,
-                                            highlight=False, soft_wrap=False))
+                self._table(
+                    report,
+                    Console(
+                        file=stream, width=None if stream.isatty() else 140, highlight=False, soft_wrap=False
+                    ),
+                )
         if opts["save"]:
             run = eval_run_save(report=report, params=params)
             self.stderr.write(f"Saved as evaluation run #{run.pk}.")
@@ -102,11 +153,18 @@ class Command(BaseCommand):
 
     def _params(self, opts):
         try:
-            return eval_params_build(variants=opts["variants"], top_k=opts["top_k"],
-                                     trim_threshold=opts["trim_threshold"], trim_window=opts["trim_window"],
-                                     synthesize=opts["synthesize"], app=opts["app"], source_type=opts["source_type"],
-                                     sweep=opts["sweep"], min_retention=opts["min_retention"],
-                                     min_overlap=opts["min_overlap"])
+            return eval_params_build(
+                variants=opts["variants"],
+                top_k=opts["top_k"],
+                trim_threshold=opts["trim_threshold"],
+                trim_window=opts["trim_window"],
+                synthesize=opts["synthesize"],
+                app=opts["app"],
+                source_type=opts["source_type"],
+                sweep=opts["sweep"],
+                min_retention=opts["min_retention"],
+                min_overlap=opts["min_overlap"],
+            )
         except EvalParamsError as exc:
             raise _usage(str(exc)) from exc
 
@@ -119,8 +177,10 @@ class Command(BaseCommand):
                 raise _usage(str(exc)) from exc
         if explicit:
             if opts["last"] is not None:
-                raise _usage("--last picks recent questions; it cannot be combined with --question or "
-                             "--questions-file.")
+                raise _usage(
+                    "--last picks recent questions; it cannot be combined with --question or "
+                    "--questions-file."
+                )
             return explicit
         last = DEFAULT_LAST if opts["last"] is None else opts["last"]
         if last < 1:
@@ -128,8 +188,11 @@ class Command(BaseCommand):
         recent = recent_questions(last=last, app=opts["app"])
         if not recent:
             where = f" for app {opts['app']!r}" if opts["app"] else ""
-            raise CommandError(f"No questions found{where}: nobody has asked anything yet. Pass --question or "
-                               "--questions-file.", returncode=1)
+            raise CommandError(
+                f"No questions found{where}: nobody has asked anything yet. Pass --question or "
+                "--questions-file.",
+                returncode=1,
+            )
         return recent
 
     def _table(self, report: EvalReport, console: Console) -> None:
@@ -139,11 +202,23 @@ class Command(BaseCommand):
         s = report.summary
         labelled_run = s.get("labelled", 0) > 0
         table = Table(title="A/B: retrieval without and with trimming", title_justify="left")
-        for name, justify in [("#", "right"), ("question", "left"), ("baseline tok", "right"),
-                              ("trim tok", "right"), ("reduction", "right"), ("overlap", "right"),
-                              ("top score", "right"), ("ms base/trim", "right")]:
-            table.add_column(name, justify=justify, overflow="ellipsis", no_wrap=name == "question",
-                             max_width=60 if name == "question" else None)
+        for name, justify in [
+            ("#", "right"),
+            ("question", "left"),
+            ("baseline tok", "right"),
+            ("trim tok", "right"),
+            ("reduction", "right"),
+            ("overlap", "right"),
+            ("top score", "right"),
+            ("ms base/trim", "right"),
+        ]:
+            table.add_column(
+                name,
+                justify=justify,
+                overflow="ellipsis",
+                no_wrap=name == "question",
+                max_width=60 if name == "question" else None,
+            )
         if labelled_run:
             table.add_column("answer in ctx base/trim", justify="center")
         if report.params.synthesize:
@@ -153,43 +228,65 @@ class Command(BaseCommand):
         for i, r in enumerate(report.results, start=1):
             base, trim = r["variants"].get("baseline", {}), r["variants"].get("trim", {})
             before = base.get("tokens", trim.get("tokens_before"))
-            reduction = (f"{100 * (1 - trim['tokens'] / before):.0f}%" if trim and before else "-")
-            row = [str(i), Text(r["question"]), _fmt(before), _fmt(trim.get("tokens")), reduction,
-                   _fmt(trim.get("overlap_vs_baseline")), _fmt(base.get("top_score", trim.get("top_score"))),
-                   f"{_fmt(base.get('latency_ms'))}/{_fmt(trim.get('latency_ms'))}"]
+            reduction = f"{100 * (1 - trim['tokens'] / before):.0f}%" if trim and before else "-"
+            row = [
+                str(i),
+                Text(r["question"]),
+                _fmt(before),
+                _fmt(trim.get("tokens")),
+                reduction,
+                _fmt(trim.get("overlap_vs_baseline")),
+                _fmt(base.get("top_score", trim.get("top_score"))),
+                f"{_fmt(base.get('latency_ms'))}/{_fmt(trim.get('latency_ms'))}",
+            ]
             if labelled_run:
-                row.append(f"{_mark(base.get('answer_in_context'))}/{_mark(trim.get('answer_in_context'))}"
-                           if r.get("expected_answer") else "")
+                row.append(
+                    f"{_mark(base.get('answer_in_context'))}/{_mark(trim.get('answer_in_context'))}"
+                    if r.get("expected_answer")
+                    else ""
+                )
             if report.params.synthesize:
-                row += [_fmt(r.get("answer_similarity")),
-                        f"{_mark(base.get('cites_source') if base else None)}/"
-                        f"{_mark(trim.get('cites_source') if trim else None)}", Text(r.get("error", ""))]
+                row += [
+                    _fmt(r.get("answer_similarity")),
+                    f"{_mark(base.get('cites_source') if base else None)}/"
+                    f"{_mark(trim.get('cites_source') if trim else None)}",
+                    Text(r.get("error", "")),
+                ]
             table.add_row(*row)
         console.print(table)
-        lines = [f"questions {s['questions']} · top_k {s['top_k']} · trim_threshold {s['trim_threshold']:g} · "
-                 f"trim_window {s['trim_window']}",
-                 f"avg tokens: baseline {_fmt(s['avg_tokens_baseline'])}, trim {_fmt(s['avg_tokens_trim'])} "
-                 f"→ reduction {_fmt(s['token_reduction_pct'], '%')} · avg overlap vs baseline "
-                 f"{_fmt(s['avg_overlap_vs_baseline'])}",
-                 f"avg latency ms: baseline {_fmt(s['avg_latency_ms_baseline'])}, trim "
-                 f"{_fmt(s['avg_latency_ms_trim'])} · embedding calls made by the trimmer: "
-                 f"{s['trim_embedding_calls']}"]
+        lines = [
+            f"questions {s['questions']} · top_k {s['top_k']} · trim_threshold {s['trim_threshold']:g} · "
+            f"trim_window {s['trim_window']}",
+            f"avg tokens: baseline {_fmt(s['avg_tokens_baseline'])}, trim {_fmt(s['avg_tokens_trim'])} "
+            f"→ reduction {_fmt(s['token_reduction_pct'], '%')} · avg overlap vs baseline "
+            f"{_fmt(s['avg_overlap_vs_baseline'])}",
+            f"avg latency ms: baseline {_fmt(s['avg_latency_ms_baseline'])}, trim "
+            f"{_fmt(s['avg_latency_ms_trim'])} · embedding calls made by the trimmer: "
+            f"{s['trim_embedding_calls']}",
+        ]
         if labelled_run:
-            lines.append(f"labelled {s['labelled']}: answer in context baseline "
-                         f"{_fmt(s.get('answer_in_context_baseline'))}, trim {_fmt(s.get('answer_in_context_trim'))}"
-                         f" → answer retention {_fmt(s.get('answer_retention_pct'), '%')}")
+            lines.append(
+                f"labelled {s['labelled']}: answer in context baseline "
+                f"{_fmt(s.get('answer_in_context_baseline'))}, trim {_fmt(s.get('answer_in_context_trim'))}"
+                f" → answer retention {_fmt(s.get('answer_retention_pct'), '%')}"
+            )
         if report.params.synthesize:
-            lines.append(f"avg answer similarity {_fmt(s.get('avg_answer_similarity'))} · cites a source: "
-                         f"baseline {_fmt(s.get('cites_source_pct_baseline'), '%')}, "
-                         f"trim {_fmt(s.get('cites_source_pct_trim'), '%')} · questions with errors {s['errors']}")
+            lines.append(
+                f"avg answer similarity {_fmt(s.get('avg_answer_similarity'))} · cites a source: "
+                f"baseline {_fmt(s.get('cites_source_pct_baseline'), '%')}, "
+                f"trim {_fmt(s.get('cites_source_pct_trim'), '%')} · questions with errors {s['errors']}"
+            )
         for line in lines:
             console.print(line, markup=False)
 
     def _sweep_table(self, report: EvalReport, console: Console) -> None:
         sweep = report.sweep
         by_retention = sweep.quality == "answer_retention_pct"
-        table = Table(title=f"Calibration sweep: {sweep.questions} questions, top_k {sweep.top_k}, "
-                            f"baseline {sweep.avg_tokens_baseline} tokens on average", title_justify="left")
+        table = Table(
+            title=f"Calibration sweep: {sweep.questions} questions, top_k {sweep.top_k}, "
+            f"baseline {sweep.avg_tokens_baseline} tokens on average",
+            title_justify="left",
+        )
         for name in ["threshold", "window", "avg tokens", "reduction %", "overlap"]:
             table.add_column(name, justify="right")
         if sweep.labelled:
@@ -199,26 +296,44 @@ class Command(BaseCommand):
         table.add_column("")
         for row in sweep.rows:
             chosen = row == sweep.recommended
-            cells = [f"{row.threshold:g}", str(row.window), str(row.avg_tokens_trim), f"{row.token_reduction_pct:.1f}",
-                     _fmt(row.avg_overlap_vs_baseline)]
+            cells = [
+                f"{row.threshold:g}",
+                str(row.window),
+                str(row.avg_tokens_trim),
+                f"{row.token_reduction_pct:.1f}",
+                _fmt(row.avg_overlap_vs_baseline),
+            ]
             if sweep.labelled:
                 cells.append(_fmt(row.answer_retention_pct))
-            cells += ["*" if row.pareto else "", "ok" if row.meets_floor else "", "◀ recommended" if chosen else ""]
+            cells += [
+                "*" if row.pareto else "",
+                "ok" if row.meets_floor else "",
+                "◀ recommended" if chosen else "",
+            ]
             table.add_row(*cells, style="bold green" if chosen else None)
         console.print(table)
         if sweep.labelled:
-            console.print(f"labelled {sweep.labelled}: the baseline context holds the answer for "
-                          f"{sweep.answer_in_context_baseline}; quality = "
-                          f"{'answer retention' if by_retention else 'chunk overlap'}", markup=False)
-        console.print(f"pareto (*): no other setting has both more reduction and more quality. "
-                      f"floor: {sweep.floor_text}.", markup=False)
+            console.print(
+                f"labelled {sweep.labelled}: the baseline context holds the answer for "
+                f"{sweep.answer_in_context_baseline}; quality = "
+                f"{'answer retention' if by_retention else 'chunk overlap'}",
+                markup=False,
+            )
+        console.print(
+            f"pareto (*): no other setting has both more reduction and more quality. "
+            f"floor: {sweep.floor_text}.",
+            markup=False,
+        )
         if sweep.recommended is None:
             console.print(sweep.note, markup=False)
             return
         rec = sweep.recommended
-        console.print(f"recommended: threshold {rec.threshold:g}, window {rec.window} → "
-                      f"{rec.token_reduction_pct:.1f}% fewer tokens, overlap {_fmt(rec.avg_overlap_vs_baseline)}"
-                      + (f", retention {_fmt(rec.answer_retention_pct, '%')}" if sweep.labelled else "")
-                      + ". Paste:", markup=False)
+        console.print(
+            f"recommended: threshold {rec.threshold:g}, window {rec.window} → "
+            f"{rec.token_reduction_pct:.1f}% fewer tokens, overlap {_fmt(rec.avg_overlap_vs_baseline)}"
+            + (f", retention {_fmt(rec.answer_retention_pct, '%')}" if sweep.labelled else "")
+            + ". Paste:",
+            markup=False,
+        )
         for line in rec.env_lines:
             console.print(line, markup=False, highlight=False)

@@ -1,4 +1,5 @@
 """`manage.py purge_queries --older-than 90d`: retention for the question log, which can hold personal data."""
+
 from __future__ import annotations
 
 import re
@@ -16,8 +17,10 @@ def parse_age(text: str) -> tuple[timedelta, str]:
     """`90d`, `12h` or `4w` as a timedelta and a readable description."""
     match = AGE.match(text or "")
     if not match or int(match.group(1)) == 0:
-        raise CommandError(f"--older-than must be a positive number of hours, days or weeks such as 12h, 90d or "
-                           f"4w, not {text!r}.")
+        raise CommandError(
+            f"--older-than must be a positive number of hours, days or weeks such as 12h, 90d or "
+            f"4w, not {text!r}."
+        )
     n, unit = int(match.group(1)), match.group(2).lower()
     plural, singular = UNITS[unit]
     return timedelta(**{plural: n}), f"{n} {singular if n == 1 else plural}"
@@ -27,9 +30,15 @@ class Command(BaseCommand):
     help = "Delete logged questions older than an age (e.g. 90d, 12h, 4w): they can hold personal data."
 
     def add_arguments(self, parser):
-        parser.add_argument("--older-than", required=True, metavar="AGE",
-                            help="Delete queries asked longer ago than this: Nh, Nd or Nw (e.g. 90d).")
-        parser.add_argument("--dry-run", action="store_true", help="Count what would be deleted; delete nothing.")
+        parser.add_argument(
+            "--older-than",
+            required=True,
+            metavar="AGE",
+            help="Delete queries asked longer ago than this: Nh, Nd or Nw (e.g. 90d).",
+        )
+        parser.add_argument(
+            "--dry-run", action="store_true", help="Count what would be deleted; delete nothing."
+        )
 
     def handle(self, *args, **opts):
         age, described = parse_age(opts["older_than"])
