@@ -74,6 +74,22 @@ class RetrievedChunk:
         }
 
 
+@dataclass(frozen=True)
+class RetrievalOptions:
+    """What a caller may choose about one retrieval (the search API's and bib_ask's options); `None` follows
+    the settings (RETRIEVAL_TRIM, RETRIEVAL_HYBRID, RETRIEVAL_TRIM_*)."""
+
+    top_k: int = 5
+    trim: bool | None = None
+    trim_threshold: float | None = None
+    trim_window: int | None = None
+    trim_min_sentences: int | None = None
+    hybrid: bool | None = None
+
+    def as_kwargs(self) -> dict:
+        return asdict(self)
+
+
 @dataclass
 class RetrievalResult:
     chunks: list[RetrievedChunk]

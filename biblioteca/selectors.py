@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
+from django.contrib.postgres.aggregates import ArrayAgg
 from django.db import connections
 from django.db.models import Count, QuerySet
 from pgvector import Vector
@@ -339,3 +340,39 @@ def sentences_for_chunks(chunk_ids: Sequence[int]) -> dict[int, StoredSentences]
             out[rows[first][0]] = StoredSentences([(r[1], r[2]) for r in rows[first:i]], vectors[first:i])
             first = i
     return out
+
+
+@dataclass(frozen=True)
+class LibraryScope:
+    """One app and source type of the library: what a search can be filtered on, and how much is there."""
+
+    app: str
+    source_type: str
+    documents: int
+    chunks: int
+    languages: tuple[str, ...]
+
+
+def library_scopes() -> list[LibraryScope]:
+    """Every (app, source type) pair with its document and chunk counts and its documents' languages."""
+    documents = (
+        Document.objects.values("app", "source_type")
+        .annotate(n=Count("id"), languages=ArrayAgg("language", distinct=True, default=[]))
+        .order_by("app", "source_type")
+    )
+    chunks = {
+        (row["document__app"], row["document__source_type"]): row["n"]
+        for row in Chunk.objects.values("document__app", "document__source_type")
+        .annotate(n=Count("id"))
+        .order_by()
+    }
+    return [
+        LibraryScope(
+            app=row["app"],
+            source_type=row["source_type"],
+            documents=row["n"],
+            chunks=chunks.get((row["app"], row["source_type"]), 0),
+            languages=tuple(sorted(lang for lang in row["languages"] if lang)),
+        )
+        for row in documents
+    ]

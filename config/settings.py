@@ -40,6 +40,8 @@ INSTALLED_APPS = [
     "axes",
     "django_tasks",
     "django_tasks_db",
+    # MCP bearer tokens: stored as SHA-256 digests, shown once, revoked in the admin or with `manage.py mcp_token`.
+    "django_mcpz.bearer_tokens",
     "biblioteca",
     "oraculo",
 ]
@@ -142,6 +144,8 @@ REST_FRAMEWORK = {
         # Well below a key's rate (60/min by default), so one visitor cannot use up a key for everyone.
         "client_ip": env.str("THROTTLE_CLIENT_IP", default="10/min"),
         "eval_runs": env.str("THROTTLE_EVAL_RUNS", default="20/hour"),
+        # Every request to /mcp with one bearer token (an agent's session sends a few per tool call).
+        "mcp_token": env.str("THROTTLE_MCP_TOKEN", default="120/min"),
     },
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
     # Behind N reverse proxies, the client IP for throttling is the Nth address from the right of
@@ -246,6 +250,12 @@ DASHBOARD_DUPLICATE_SIMILARITY = env.float("DASHBOARD_DUPLICATE_SIMILARITY", def
 EVAL_MAX_ACTIVE_RUNS_PER_USER = env.int("EVAL_MAX_ACTIVE_RUNS_PER_USER", default=2)
 # A running run whose worker has not written for this long is queued again, without anyone asking.
 EVAL_STALLED_AFTER = env.int("EVAL_STALLED_AFTER", default=600)
+
+# MCP (/mcp and `manage.py mcp_stdio`): bib_eval_retrieval runs up to this many questions inline, and queues an
+# evaluation run (for a worker) beyond it. PUBLIC_URL (e.g. https://help.example.com) makes the admin links that
+# the stdio server returns absolute; over HTTP they are built from the request.
+MCP_EVAL_INLINE_MAX = env.int("MCP_EVAL_INLINE_MAX", default=15)
+PUBLIC_URL = env.str("PUBLIC_URL", default="").rstrip("/")
 
 # The demo page at / shows the widget on DEMO_APP's docs; it creates its own widget key, so it is off in production.
 DEMO_PAGE = env.bool("DEMO_PAGE", default=DEBUG)

@@ -9,5 +9,6 @@ urlpatterns = [
     path("api/v1/", include("oraculo.api.eval_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+    path("", include("oraculo.mcp.urls")),
     path("", include("oraculo.urls")),
 ]

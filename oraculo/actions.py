@@ -16,7 +16,15 @@ from django.utils import timezone
 
 from biblioteca.retrieval import RetrievedChunk
 from oraculo import selectors
-from oraculo.models import DEMO_KEY_NAME, AnswerMode, OraculoQuery, QueryVector, WidgetKey, origin_problem
+from oraculo.models import (
+    DEMO_KEY_NAME,
+    AnswerMode,
+    Channel,
+    OraculoQuery,
+    QueryVector,
+    WidgetKey,
+    origin_problem,
+)
 
 
 class FeedbackError(Exception):
@@ -57,6 +65,7 @@ def query_log_create(
     question_vector: Sequence[float] | None = None,
     previous: OraculoQuery | None = None,
     retrieval_question: str = "",
+    channel: str = Channel.WIDGET,
 ) -> OraculoQuery:
     """Log one answered question with what is needed to replay and judge it (and, for the gaps dashboard, its
     best passage's score and its vector)."""
@@ -68,6 +77,7 @@ def query_log_create(
         question=question,
         app=app or "",
         source_type=source_type or "",
+        channel=channel,
         answer=answer,
         answer_mode=answer_mode,
         chunk_ids=[c.chunk_id for c in chunks],

@@ -47,10 +47,11 @@ class OraculoQueryAdmin(
         "total_ms",
         "llm_model",
         "helpful",
+        "channel",
         "caller",
         "created_at",
     ]
-    list_filter = ["app", "answer_mode", "trimmed", FeedbackFilter, "created_at"]
+    list_filter = ["app", "channel", "answer_mode", "trimmed", FeedbackFilter, "created_at"]
     list_select_related = ["widget_key", "user"]
     search_fields = ["question"]
     date_hierarchy = "created_at"
@@ -64,6 +65,7 @@ class OraculoQueryAdmin(
         "app",
         "source_type",
         "page_url",
+        "channel",
         "widget_key",
         "user",
         "chunk_ids",

@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 
-from biblioteca.retrieval import RetrievalResult, RetrievedChunk, retrieve
+from biblioteca.retrieval import RetrievalOptions, RetrievalResult, RetrievedChunk, retrieve
 from config.api import ServiceError
 from oraculo import actions
 from oraculo.llm import LLMError, llm_configured, rewrite_question, stream_answer, synthesize_answer
-from oraculo.models import AnswerMode, OraculoQuery, WidgetKey
+from oraculo.models import AnswerMode, Channel, OraculoQuery, WidgetKey
 from oraculo.rendering import render_extractive, render_markdown
 from oraculo.selectors import query_get_owned, thread_turns
 
@@ -138,6 +138,7 @@ class PreparedAsk:
     history: list[tuple[str, str]] = field(default_factory=list)
     previous: OraculoQuery | None = None
     retrieval_question: str = ""
+    channel: str = Channel.WIDGET
 
     @property
     def chunks(self) -> list[RetrievedChunk]:
@@ -158,9 +159,12 @@ def ask_prepare(
     page_url: str = "",
     previous_query_id: int | None = None,
     previous_token: str = "",
+    options: RetrievalOptions | None = None,
+    channel: str = Channel.WIDGET,
 ) -> PreparedAsk:
     """Check the app (and, for a follow-up, that the caller asked the previous question), then retrieve the
-    passages for `question`, rewritten with its thread's context when it follows another."""
+    passages for `question`, rewritten with its thread's context when it follows another. `options` are the
+    search API's; `channel` is the door the question came through, as the log records it."""
     started = time.perf_counter()
     question = question.strip()
     app = resolve_app(app=app, widget_key=widget_key)
@@ -174,7 +178,11 @@ def ask_prepare(
         turns = thread_turns(previous=previous, turns=settings.THREAD_MAX_TURNS)
         history = [(t.question, t.answer[:THREAD_ANSWER_CHARS]) for t in turns]
         searched = contextual_question(question=question, previous=previous, history=history)
-    retrieval = retrieve(searched, trim=None, filters={"app": app, "source_type": source_type or None})
+    retrieval = retrieve(
+        searched,
+        filters={"app": app, "source_type": source_type or None},
+        **(options or RetrievalOptions()).as_kwargs(),
+    )
     return PreparedAsk(
         question=question,
         app=app,
@@ -187,6 +195,7 @@ def ask_prepare(
         history=history,
         previous=previous,
         retrieval_question=searched,
+        channel=channel,
     )
 
 
@@ -233,6 +242,7 @@ def _answered(
         question_vector=retrieval.query_vector,
         previous=prepared.previous,
         retrieval_question=prepared.retrieval_question,
+        channel=prepared.channel,
     )
     return AskResult(
         query_id=query.pk,
@@ -261,6 +271,8 @@ def ask(
     page_url: str = "",
     previous_query_id: int | None = None,
     previous_token: str = "",
+    options: RetrievalOptions | None = None,
+    channel: str = Channel.WIDGET,
 ) -> AskResult:
     """Answer `question` from the library (scoped to the key's app) and log it as an OraculoQuery."""
     prepared = ask_prepare(
@@ -272,6 +284,8 @@ def ask(
         page_url=page_url,
         previous_query_id=previous_query_id,
         previous_token=previous_token,
+        options=options,
+        channel=channel,
     )
     return ask_answer(prepared=prepared)
 

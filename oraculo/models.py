@@ -104,8 +104,16 @@ class AnswerMode(models.TextChoices):
     EXTRACTIVE = "extractive", "Extractive"
 
 
+class Channel(models.TextChoices):
+    """Which door a question came through: staff leave agents' questions out of the harness by it."""
+
+    WIDGET = "widget", "Widget"
+    API = "api", "API"
+    MCP = "mcp", "MCP (agents)"
+
+
 class OraculoQuery(models.Model):
-    """One real question asked through the API, with everything needed to replay and judge it."""
+    """One real question asked through the API or an agent, with everything needed to replay and judge it."""
 
     question = models.TextField()
     retrieval_question = models.TextField(
@@ -130,6 +138,7 @@ class OraculoQuery(models.Model):
     )
     app = models.CharField(max_length=100, blank=True, db_index=True)
     source_type = models.CharField(max_length=50, blank=True)
+    channel = models.CharField(max_length=10, choices=Channel.choices, default=Channel.WIDGET, db_index=True)
     answer = models.TextField(blank=True)
     answer_mode = models.CharField(max_length=20, choices=AnswerMode.choices, default=AnswerMode.EXTRACTIVE)
     chunk_ids = models.JSONField(default=list, blank=True)

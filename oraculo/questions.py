@@ -8,7 +8,7 @@ malformed line is refused with its line number rather than silently skipped.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -113,12 +113,17 @@ def questions_read(*, path: str | Path) -> list[LabelledQuestion]:
     return questions_parse(text=text, name=str(path))
 
 
-def recent_questions(*, last: int = DEFAULT_LAST, app: str | None = None) -> list[LabelledQuestion]:
-    """The `last` most recently asked distinct questions (newest first), optionally of one app; a follow-up as
-    it was searched (rewritten with its thread's context), so replaying it replays the thread."""
+def recent_questions(
+    *, last: int = DEFAULT_LAST, app: str | None = None, channels: Collection[str] | None = None
+) -> list[LabelledQuestion]:
+    """The `last` most recently asked distinct questions (newest first), optionally of one app and only from
+    some channels (agents' questions left out, say); a follow-up as it was searched (rewritten with its
+    thread's context), so replaying it replays the thread."""
     qs = OraculoQuery.objects.all()
     if app:
         qs = qs.filter(app=app)
+    if channels:
+        qs = qs.filter(channel__in=list(channels))
     searched = Coalesce(NullIf("retrieval_question", Value("", output_field=TextField())), "question")
     rows = (
         qs.annotate(text=Trim(searched))

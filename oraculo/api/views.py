@@ -31,6 +31,7 @@ from oraculo.api.serializers import (
 )
 from oraculo.api.streaming import EventStreamRenderer, ask_event_stream
 from oraculo.api.throttling import ClientIPRateThrottle, WidgetKeyDailyQuota, WidgetKeyRateThrottle
+from oraculo.models import Channel
 from oraculo.selectors import health_check
 
 TAGS = ["oraculo"]
@@ -125,16 +126,18 @@ class AskView(CallerAPIView):
         serializer = AskSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
+        widget_key = widget_key_of(request)
         try:
             prepared = ask_prepare(
                 data["question"],
                 app=data.get("app") or None,
                 source_type=data.get("source_type") or None,
-                widget_key=widget_key_of(request),
+                widget_key=widget_key,
                 user=request.user,
                 page_url=data.get("page_url", ""),
                 previous_query_id=data.get("previous_query_id"),
                 previous_token=data.get("previous_feedback_token", ""),
+                channel=Channel.API if widget_key is None else Channel.WIDGET,
             )
         except AppNotAllowed as exc:
             raise PermissionDenied(str(exc)) from exc

@@ -15,6 +15,7 @@ from rich.text import Text  # user text as Text, never markup: a question may co
 from biblioteca.embeddings import EmbeddingError
 from oraculo.eval_actions import eval_run_save
 from oraculo.evaluation import VARIANTS, EvalParamsError, EvalReport, eval_params_build, evaluation_run
+from oraculo.models import Channel
 from oraculo.questions import DEFAULT_LAST, QuestionFileError, labelled, questions_read, recent_questions
 
 BAD_ARGUMENTS = 2
@@ -58,6 +59,15 @@ class Command(BaseCommand):
             type=int,
             metavar="N",
             help=f"Without explicit questions: the last N distinct asked questions (default {DEFAULT_LAST}).",
+        )
+        src.add_argument(
+            "--channel",
+            action="append",
+            dest="channels",
+            choices=Channel.values,
+            metavar="CHANNEL",
+            help=f"With the last N: only questions asked through this channel (repeatable; "
+            f"{', '.join(Channel.values)}), e.g. leave out agents' (mcp) questions.",
         )
         run = parser.add_argument_group("evaluation")
         run.add_argument("--variants", nargs="+", choices=VARIANTS, default=list(VARIANTS))
@@ -176,16 +186,16 @@ class Command(BaseCommand):
             except QuestionFileError as exc:
                 raise _usage(str(exc)) from exc
         if explicit:
-            if opts["last"] is not None:
+            if opts["last"] is not None or opts["channels"]:
                 raise _usage(
-                    "--last picks recent questions; it cannot be combined with --question or "
-                    "--questions-file."
+                    "--last and --channel pick recent questions; they cannot be combined with --question "
+                    "or --questions-file."
                 )
             return explicit
         last = DEFAULT_LAST if opts["last"] is None else opts["last"]
         if last < 1:
             raise _usage("--last must be at least 1.")
-        recent = recent_questions(last=last, app=opts["app"])
+        recent = recent_questions(last=last, app=opts["app"], channels=opts["channels"])
         if not recent:
             where = f" for app {opts['app']!r}" if opts["app"] else ""
             raise CommandError(

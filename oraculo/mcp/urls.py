@@ -1,0 +1,5 @@
+from django.urls import path
+
+from oraculo.mcp.tools import server
+
+urlpatterns = [path("mcp", server, name="mcp")]

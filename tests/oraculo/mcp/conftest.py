@@ -1,0 +1,67 @@
+"""MCP fixtures: staff users with bearer tokens, the fixture docs ingested on the live server's database, and a
+helper that runs the official SDK's client (mcp 2.x) against a real server."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import httpx2
+import pytest
+from django.contrib.auth.models import Permission, User
+from django_mcpz.bearer_tokens.models import Token
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from tests.conftest import FIXTURE_DOCS, LIBRARY_APP
+
+MODES = {"2026-07-28": "2026-07-28", "2025-11-25": "legacy"}  # protocol revision -> the SDK client's mode
+
+
+def connect(url: str, *, token: str | None, mode: str = "auto", headers: dict | None = None):
+    """An SDK client over Streamable HTTP, with the bearer token (and any other headers) on every request."""
+    sent = dict(headers or {})
+    if token is not None:
+        sent["Authorization"] = f"Bearer {token}"
+    http = httpx2.AsyncClient(headers=sent, timeout=httpx2.Timeout(60.0))
+    return Client(streamable_http_client(url, http_client=http), mode=mode)
+
+
+def run(client: Client, use: Callable[[Client], Awaitable[Any]]) -> Any:
+    async def session() -> Any:
+        async with client:
+            return await use(client)
+
+    return asyncio.run(session())
+
+
+@pytest.fixture
+def ingested(db):
+    """The fixture docs (app fixture-guide, English), committed where the live server reads them."""
+    from biblioteca.ingest import directory_ingest
+
+    report = directory_ingest(
+        paths=[FIXTURE_DOCS / "en"],
+        app=LIBRARY_APP,
+        source_type="en",
+        url_prefix="https://docs.example.com/en",
+    )
+    assert not report.failed
+    return LIBRARY_APP
+
+
+def staff_token(username: str, *perms: str, is_staff: bool = True) -> tuple[User, str]:
+    user = User.objects.create_user(username, is_staff=is_staff)
+    for perm in perms:
+        app_label, codename = perm.split(".")
+        user.user_permissions.add(
+            Permission.objects.get(content_type__app_label=app_label, codename=codename)
+        )
+    _, value = Token.create(name=f"{username}'s agent", user=user)
+    return user, value
+
+
+@pytest.fixture
+def mcp_url(live_server) -> str:
+    return f"{live_server.url}/mcp"
