@@ -1,10 +1,14 @@
-"""Admin for Oráculo: the question log, read-only (it is evidence), and the widget keys, editable."""
+"""Admin for Oráculo: the question log, read-only (it is evidence), the widget keys, editable, and the MCP bearer
+tokens of staff users."""
 
 from __future__ import annotations
 
 from django.contrib import admin
+from django.contrib.auth import get_user_model
 from django.db.models import QuerySet
 from django.http import HttpRequest
+from django_mcpz.bearer_tokens.admin import TokenAdmin
+from django_mcpz.bearer_tokens.models import Token as McpToken
 
 from config.admin import ReadOnlyAdminMixin
 from config.replicas import ReplicaReadsAdminMixin
@@ -116,3 +120,19 @@ class WidgetKeyAdmin(admin.ModelAdmin):
     @admin.display(description="allowed origins")
     def origins(self, obj: WidgetKey) -> str:
         return ", ".join(obj.allowed_origins) or "-"
+
+
+admin.site.unregister(McpToken)
+
+
+@admin.register(McpToken)
+class McpTokenAdmin(TokenAdmin):
+    """django-mcpz's token admin (the value shown once when a token is added; the revoke action), offering only
+    active staff users: only staff get the MCP tools."""
+
+    raw_id_fields: list[str] = []
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        if db_field.name == "user":
+            kwargs["queryset"] = get_user_model().objects.filter(is_active=True, is_staff=True)
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
