@@ -19,12 +19,21 @@ from tests.conftest import FIXTURE_DOCS, LIBRARY_APP
 MODES = {"2026-07-28": "2026-07-28", "2025-11-25": "legacy"}  # protocol revision -> the SDK client's mode
 
 
-def connect(url: str, *, token: str | None, mode: str = "auto", headers: dict | None = None):
-    """An SDK client over Streamable HTTP, with the bearer token (and any other headers) on every request."""
+def connect(
+    url: str, *, token: str | None, mode: str = "auto", headers: dict | None = None, seen: list | None = None
+):
+    """An SDK client over Streamable HTTP, with the bearer token (and any other headers) on every request;
+    `seen` collects the HTTP responses (status and headers), which the SDK's errors do not carry."""
     sent = dict(headers or {})
     if token is not None:
         sent["Authorization"] = f"Bearer {token}"
-    http = httpx2.AsyncClient(headers=sent, timeout=httpx2.Timeout(60.0))
+
+    async def record(response) -> None:
+        if seen is not None:
+            await response.aread()
+            seen.append(response)
+
+    http = httpx2.AsyncClient(headers=sent, timeout=httpx2.Timeout(60.0), event_hooks={"response": [record]})
     return Client(streamable_http_client(url, http_client=http), mode=mode)
 
 
@@ -34,6 +43,16 @@ def run(client: Client, use: Callable[[Client], Awaitable[Any]]) -> Any:
             return await use(client)
 
     return asyncio.run(session())
+
+
+def failure(client: Client, use: Callable[[Client], Awaitable[Any]]) -> BaseException:
+    """The error the session ended with, out of the SDK's task groups."""
+    with pytest.raises(BaseException) as caught:  # noqa: PT011 (whatever the SDK raises is looked into below)
+        run(client, use)
+    error = caught.value
+    while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
+        error = error.exceptions[0]
+    return error
 
 
 @pytest.fixture

@@ -91,4 +91,9 @@ def test_stdio_with_the_permission_lists_the_evaluation_tools(db_proxy):  # noqa
     user = User.objects.create_user("evaluator", is_staff=True)
     user.user_permissions.add(Permission.objects.get(codename="add_evalrun"))
     listed = run(stdio_client(url, user.username, "auto"), lambda c: c.list_tools())
-    assert sorted(t.name for t in listed.tools) == ["bib_apps", "bib_ask", "bib_eval_retrieval", "bib_eval_run"]
+    assert sorted(t.name for t in listed.tools) == [
+        "bib_apps",
+        "bib_ask",
+        "bib_eval_retrieval",
+        "bib_eval_run",
+    ]
