@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 import httpx2
@@ -34,20 +35,35 @@ def connect(
             seen.append(response)
 
     http = httpx2.AsyncClient(headers=sent, timeout=httpx2.Timeout(60.0), event_hooks={"response": [record]})
-    return Client(streamable_http_client(url, http_client=http), mode=mode)
+    return Connection(Client(streamable_http_client(url, http_client=http), mode=mode), http)
 
 
-def run(client: Client, use: Callable[[Client], Awaitable[Any]]) -> Any:
+@dataclass
+class Connection:
+    client: Client
+    http: httpx2.AsyncClient | None = None
+
+
+def run(connection: Connection | Client, use: Callable[[Client], Awaitable[Any]]) -> Any:
+    """One session: `use(client)`'s result. The HTTP client is closed after it, so the live server's threads end
+    (and close their database connections) before the test database is dropped."""
+    if isinstance(connection, Client):
+        connection = Connection(connection)
+
     async def session() -> Any:
-        async with client:
-            return await use(client)
+        try:
+            async with connection.client:
+                return await use(connection.client)
+        finally:
+            if connection.http is not None:
+                await connection.http.aclose()
 
     return asyncio.run(session())
 
 
-def failure(client: Client, use: Callable[[Client], Awaitable[Any]]) -> BaseException:
+def failure(client: Connection, use: Callable[[Client], Awaitable[Any]]) -> BaseException:
     """The error the session ended with, out of the SDK's task groups."""
-    with pytest.raises(BaseException) as caught:  # noqa: PT011 (whatever the SDK raises is looked into below)
+    with pytest.raises(BaseException) as caught:
         run(client, use)
     error = caught.value
     while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
