@@ -145,8 +145,15 @@ def sdk_p50(port: int, token: str, app: str, rounds: int) -> tuple[float, str]:
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
 
+    requests: list[str] = []
+
+    async def count(request) -> None:
+        requests.append(request.headers.get("Mcp-Method", "?"))
+
     async def session() -> tuple[list[float], str]:
-        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=120)
+        http = httpx2.AsyncClient(
+            headers={"Authorization": f"Bearer {token}"}, timeout=120, event_hooks={"request": [count]}
+        )
         times: list[float] = []
         try:
             async with Client(
@@ -164,7 +171,10 @@ def sdk_p50(port: int, token: str, app: str, rounds: int) -> tuple[float, str]:
         return times, str(version)
 
     times, version = asyncio.run(session())
-    return statistics.median(times) * 1000, version
+    calls = requests.count("tools/call")
+    return statistics.median(
+        times
+    ) * 1000, f"{version}, {len(requests) - calls} other requests for {calls} calls"
 
 
 def main(argv: list[str] | None = None) -> int:
