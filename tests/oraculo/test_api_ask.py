@@ -104,6 +104,7 @@ def test_widget_key_asks_and_gets_an_llm_answer_with_sources(client, widget_key,
 
     row = OraculoQuery.objects.get(pk=body["query_id"])
     assert row.widget_key == widget_key and row.user is None and row.app == widget_key.app
+    assert row.channel == "widget"
     assert row.page_url == "https://help.example.com/account" and row.llm_model == MODEL
     assert len(row.chunk_ids) == len(row.chunk_scores) == len(body["sources"])
     assert all("#" in chunk_id for chunk_id in row.chunk_ids)
@@ -121,7 +122,7 @@ def test_staff_session_asks_any_app_without_a_key(client, staff, library):
     assert response.status_code == 200, response.content
     row = OraculoQuery.objects.get(pk=response.json()["query_id"])
     assert row.user == staff and row.widget_key is None and row.source_type == "en"
-    assert row.answer_mode == "extractive"
+    assert row.answer_mode == "extractive" and row.channel == "api"
 
 
 def test_api_token_asks_without_a_key(client, library):

@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from oraculo.models import OraculoQuery
+from oraculo.models import Channel, OraculoQuery
 from oraculo.questions import (
     LabelledQuestion,
     QuestionFileError,
@@ -106,6 +106,19 @@ def test_default_selection_can_be_limited_to_one_app():
     assert [q.question for q in recent_questions(app="billing")] == ["billing two", "billing one"]
     assert [q.question for q in recent_questions(app="nothing")] == []
     assert len(recent_questions()) == 3
+
+
+@pytest.mark.django_db
+def test_default_selection_can_keep_only_some_channels():
+    for minutes_ago, channel in enumerate([Channel.MCP, Channel.API, Channel.WIDGET]):
+        query = ask(f"from {channel}", minutes_ago=minutes_ago)
+        OraculoQuery.objects.filter(pk=query.pk).update(channel=channel)
+    assert [q.question for q in recent_questions(channels=[Channel.WIDGET, Channel.API])] == [
+        "from api",
+        "from widget",
+    ]
+    assert [q.question for q in recent_questions(channels=["mcp"])] == ["from mcp"]
+    assert len(recent_questions(channels=None)) == len(recent_questions(channels=[])) == 3
 
 
 def test_gold_is_read_as_the_expected_answer_and_other_keys_are_ignored():

@@ -186,11 +186,15 @@ class Command(BaseCommand):
             except QuestionFileError as exc:
                 raise _usage(str(exc)) from exc
         if explicit:
-            if opts["last"] is not None or opts["channels"]:
-                raise _usage(
-                    "--last and --channel pick recent questions; they cannot be combined with --question "
-                    "or --questions-file."
-                )
+            for option, given in (
+                ("--last", opts["last"] is not None),
+                ("--channel", bool(opts["channels"])),
+            ):
+                if given:
+                    raise _usage(
+                        f"{option} picks recent questions; it cannot be combined with --question or "
+                        "--questions-file."
+                    )
             return explicit
         last = DEFAULT_LAST if opts["last"] is None else opts["last"]
         if last < 1:
