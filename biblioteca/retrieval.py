@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 
 import numpy as np
 from django.conf import settings
@@ -88,6 +88,11 @@ class RetrievalOptions:
 
     def as_kwargs(self) -> dict:
         return asdict(self)
+
+    @classmethod
+    def from_data(cls, data: Mapping) -> RetrievalOptions:
+        """The options among validated request data (the search API's, bib_ask's); other keys are ignored."""
+        return cls(**{f.name: data[f.name] for f in fields(cls) if f.name in data})
 
 
 @dataclass

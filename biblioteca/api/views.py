@@ -7,7 +7,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from biblioteca.api.serializers import SearchRequestSerializer, SearchResponseSerializer
-from biblioteca.retrieval import retrieve
+from biblioteca.retrieval import RetrievalOptions, retrieve
 from config.api import IsStaffOrToken
 
 
@@ -29,13 +29,8 @@ class SearchView(APIView):
         data = params.validated_data
         result = retrieve(
             data["query"],
-            top_k=data["top_k"],
-            trim=data["trim"],
-            trim_threshold=data["trim_threshold"],
-            trim_window=data["trim_window"],
-            trim_min_sentences=data["trim_min_sentences"],
-            hybrid=data["hybrid"],
             filters={"app": data["app"] or None, "source_type": data["source_type"] or None},
+            **RetrievalOptions.from_data(data).as_kwargs(),
         )
         return Response(
             SearchResponseSerializer(

@@ -29,19 +29,18 @@ INSTRUCTIONS = (
 )
 
 
+def _path(prefix: str, key: Any) -> str:
+    if not prefix:
+        return "" if key == "non_field_errors" else str(key)
+    return f"{prefix}[{key}]" if str(key).isdigit() else f"{prefix}.{key}"
+
+
 def field_messages(detail: Any, prefix: str = "") -> list[str]:
     """A serializer's errors as `field: message` lines, nested fields and list items named by their path."""
     if isinstance(detail, Mapping):
         out = []
         for key, value in detail.items():
-            name = (
-                f"{prefix}.{key}"
-                if prefix and not str(key).isdigit()
-                else f"{prefix}[{key}]"
-                if prefix
-                else key
-            )
-            out += field_messages(value, "" if name == "non_field_errors" else str(name))
+            out += field_messages(value, _path(prefix, key))
         return out
     if isinstance(detail, list):
         if all(isinstance(item, str) for item in detail):

@@ -112,14 +112,7 @@ def ask_text(result: AskResult) -> str:
 @door(readable=ask_text)
 def bib_ask(request: HttpRequest, arguments: dict) -> AskResult:
     data = _valid(AskArgsSerializer, arguments)
-    options = RetrievalOptions(
-        top_k=data["top_k"],
-        trim=data["trim"],
-        trim_threshold=data["trim_threshold"],
-        trim_window=data["trim_window"],
-        trim_min_sentences=data["trim_min_sentences"],
-        hybrid=data["hybrid"],
-    )
+    options = RetrievalOptions.from_data(data)
     app, source_type = data["app"] or None, data["source_type"] or None
     if data["answer"]:
         asked = ask(

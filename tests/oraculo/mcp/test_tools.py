@@ -377,3 +377,31 @@ def test_requests_are_throttled_per_token(mcp_url, settings):
     assert (
         run(connect(mcp_url, token=other), lambda c: c.call_tool("bib_apps")).structured_content is not None
     )
+
+
+def test_an_embedding_model_that_is_down_is_a_tool_error_not_a_500(mcp_url, ingested, settings):
+    from tests.conftest import free_port
+
+    settings.EMBEDDING_BACKEND = "openai"
+    settings.EMBEDDING_MODEL = "gone"
+    settings.EMBEDDING_BASE_URL = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there
+    settings.EMBEDDING_MAX_RETRIES = 0
+    settings.QUERY_VECTOR_CACHE = False
+    _, token = staff_token("agent")
+    seen: list = []
+    result = run(
+        connect(mcp_url, token=token, seen=seen), lambda c: c.call_tool("bib_ask", {"query": "anything new"})
+    )
+    assert (
+        result.is_error and result.content[0].text == "The embedding model is unavailable. Try again shortly."
+    )
+    assert {r.status_code for r in seen} == {200}
+
+
+def test_bib_ask_schema_names_every_option_of_the_search_api():
+    """A retrieval option that the search API gains must show in bib_ask's schema too (the serializer, which
+    bib_ask shares, accepts it already)."""
+    from biblioteca.api.serializers import SearchRequestSerializer
+    from oraculo.mcp.schemas import AskArgs, input_schema
+
+    assert set(input_schema(AskArgs)["properties"]) == {*SearchRequestSerializer().fields, "answer"}
