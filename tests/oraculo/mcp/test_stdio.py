@@ -8,7 +8,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from asgiref.sync import sync_to_async
 from django.contrib.auth.models import Permission, User
+from django.db import connection
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
@@ -86,14 +88,34 @@ def test_stdio_refuses_a_user_who_is_not_staff(db_proxy):  # noqa: F811
     assert not done.stdout  # nothing on the protocol's channel
 
 
-def test_stdio_with_the_permission_lists_the_evaluation_tools(db_proxy):  # noqa: F811
+def test_stdio_with_the_permission_lists_the_evaluation_tools_until_the_user_is_no_longer_staff(
+    db_proxy,  # noqa: F811
+):
     _, url = db_proxy
     user = User.objects.create_user("evaluator", is_staff=True)
     user.user_permissions.add(Permission.objects.get(codename="add_evalrun"))
-    listed = run(stdio_client(url, user.username, "auto"), lambda c: c.list_tools())
+
+    @sync_to_async
+    def demote() -> None:
+        User.objects.filter(pk=user.pk).update(is_staff=False)
+        connection.close()  # this thread's own connection, or the test database could not be dropped
+
+    async def session(client: Client):
+        listed = await client.list_tools()
+        before = await client.call_tool("bib_apps")
+        await demote()
+        try:
+            await client.call_tool("bib_apps")
+        except MCPError as exc:
+            return listed, before, exc
+        return listed, before, None
+
+    listed, before, refused = run(stdio_client(url, user.username, "auto"), session)
     assert sorted(t.name for t in listed.tools) == [
         "bib_apps",
         "bib_ask",
         "bib_eval_retrieval",
         "bib_eval_run",
     ]
+    assert not before.is_error
+    assert refused is not None and str(refused) == "'evaluator' is not a staff user; MCP tools are for staff."
