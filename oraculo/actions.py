@@ -14,7 +14,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
-from biblioteca.retrieval import RetrievedChunk
+from biblioteca.search import RetrievedChunk
 from oraculo import selectors
 from oraculo.models import DEMO_KEY_NAME, AnswerMode, OraculoQuery, QueryVector, WidgetKey, origin_problem
 

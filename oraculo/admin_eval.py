@@ -21,7 +21,7 @@ from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 
-from biblioteca.retrieval import MAX_TOP_K
+from biblioteca.search import MAX_TOP_K
 from config.admin import ReadOnlyAdminMixin
 from config.replicas import ReplicaReadsAdminMixin
 from oraculo.charts import sweep_curve_svg, tokens_per_question_svg

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 
-from biblioteca.retrieval import RetrievalResult, RetrievedChunk, retrieve
+from biblioteca.retrieval import RetrievalResult, retrieve
+from biblioteca.search import RetrievedChunk
 from config.api import ServiceError
 from oraculo import actions
 from oraculo.llm import LLMError, llm_configured, rewrite_question, stream_answer, synthesize_answer

@@ -16,24 +16,20 @@ import re
 import time
 import unicodedata
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, fields
 from decimal import Decimal, InvalidOperation
 
-import numpy as np
 from django.conf import settings
 
 from biblioteca.embeddings import get_embedder
 from biblioteca.retrieval import (
-    MAX_TOP_K,
-    RetrievedChunk,
-    chunk_tokens,
-    context_tokens,
+    PreparedRetrieval,
     resolve_trim_params,
-    search,
+    retrieval_prepare,
+    retrieval_trim,
     stored_sentences,
-    trim_retrieved,
-    trim_terms,
 )
+from biblioteca.search import MAX_TOP_K, RetrievedChunk
 from oraculo.llm import LLMError, synthesize_answer
 from oraculo.questions import LabelledQuestion
 
@@ -430,19 +426,19 @@ def summary_build(*, results: Sequence[dict], params: EvalParams) -> dict:
 @dataclass
 class _Prepared:
     question: LabelledQuestion
-    vector: np.ndarray
-    chunks: list[RetrievedChunk]
-    chunk_tokens: dict[int, int]
-    retrieval_ms: float
-    filters: Mapping[str, str] = field(default_factory=dict)
+    retrieval: PreparedRetrieval
+
+    @property
+    def chunks(self) -> list[RetrievedChunk]:
+        return self.retrieval.chunks
 
     @property
     def tokens_before(self) -> int:
-        return sum(self.chunk_tokens.values())
+        return self.retrieval.tokens_before
 
     @property
     def chunk_ids(self) -> list[int]:
-        return [c.id for c in self.chunks]
+        return self.retrieval.chunk_ids
 
     def holds_answer(self, chunks: Sequence[RetrievedChunk]) -> bool | None:
         if not self.question.expected_answer:
@@ -451,23 +447,11 @@ class _Prepared:
 
 
 def _prepare(question: LabelledQuestion, *, top_k: int, filters: Mapping[str, str]) -> _Prepared:
-    started = time.perf_counter()
-    vector = get_embedder().embed_query(question.question)
-    chunks = search(
-        query_vector=vector,
-        top_k=top_k,
-        filters=filters,
-        query_text=question.question,
-        hybrid=settings.RETRIEVAL_HYBRID,
-    )
-    retrieval_ms = (time.perf_counter() - started) * 1000
     return _Prepared(
         question=question,
-        vector=vector,
-        chunks=chunks,
-        chunk_tokens={c.id: chunk_tokens(c) for c in chunks},
-        retrieval_ms=retrieval_ms,
-        filters=filters,
+        retrieval=retrieval_prepare(
+            question.question, top_k=top_k, filters=filters, hybrid=settings.RETRIEVAL_HYBRID
+        ),
     )
 
 
@@ -515,28 +499,20 @@ def _evaluate(prepared: _Prepared, *, params: EvalParams) -> dict:
         contexts["baseline"] = prepared.chunks
         variants["baseline"] = {
             **_variant(prepared, prepared.chunks, tokens=prepared.tokens_before),
-            "latency_ms": round(prepared.retrieval_ms, 1),
+            "latency_ms": round(prepared.retrieval.retrieval_ms, 1),
         }
     if "trim" in params.variants:
-        started = time.perf_counter()
-        trim_params = resolve_trim_params(threshold=params.trim_threshold, window=params.trim_window)
-        trimmed, calls = trim_retrieved(
-            prepared.chunks,
-            query_vector=prepared.vector,
-            params=trim_params,
-            query_terms=trim_terms(
-                q.question, params=trim_params, filters=prepared.filters, chunks=prepared.chunks
-            ),
+        trimmed = retrieval_trim(
+            prepared.retrieval,
+            params=resolve_trim_params(threshold=params.trim_threshold, window=params.trim_window),
         )
-        trim_ms = (time.perf_counter() - started) * 1000
-        contexts["trim"] = trimmed
-        overlap = overlap_share(prepared.chunk_ids, [c.id for c in trimmed])
-        tokens = context_tokens(trimmed, known=prepared.chunk_tokens)
+        contexts["trim"] = trimmed.chunks
+        overlap = overlap_share(prepared.chunk_ids, [c.id for c in trimmed.chunks])
         variants["trim"] = {
-            **_variant(prepared, trimmed, tokens=tokens),
+            **_variant(prepared, trimmed.chunks, tokens=trimmed.tokens),
             "overlap_vs_baseline": _round(overlap, 2),
-            "latency_ms": round(prepared.retrieval_ms + trim_ms, 1),
-            "trim_embedding_calls": calls,
+            "latency_ms": round(prepared.retrieval.retrieval_ms + trimmed.trim_ms, 1),
+            "trim_embedding_calls": trimmed.embedding_calls,
         }
     result: dict = {"question": q.question}
     if q.expected_answer:
@@ -632,16 +608,6 @@ class _Sweep:
         self.combos = list(itertools.product(spec.thresholds, spec.windows))
         self.tallies = {c: _Tally() for c in self.combos}
         self.questions = self.labelled = self.base_hits = self.base_tokens = 0
-        self._tokens: dict[str, int] = {}
-
-    def _context_tokens(self, chunks: Sequence[RetrievedChunk]) -> int:
-        """context_tokens(), a chunk at a time and memoised: combinations often trim a chunk the same way."""
-        total = 0
-        for chunk in chunks:
-            if chunk.content not in self._tokens:
-                self._tokens[chunk.content] = chunk_tokens(chunk)
-            total += self._tokens[chunk.content]
-        return total
 
     def add(self, prepared: _Prepared) -> None:
         self.questions += 1
@@ -651,29 +617,21 @@ class _Sweep:
             self.labelled += 1
             self.base_hits += base_hit
         stored = stored_sentences(prepared.chunks)
-        terms = trim_terms(
-            prepared.question.question,
-            params=resolve_trim_params(),
-            filters=prepared.filters,
-            chunks=prepared.chunks,
-        )
         for threshold, window in self.combos:
-            trimmed, calls = trim_retrieved(
-                prepared.chunks,
-                query_vector=prepared.vector,
-                stored=stored,
+            trimmed = retrieval_trim(
+                prepared.retrieval,
                 params=resolve_trim_params(threshold=threshold, window=window),
-                query_terms=terms,
+                stored=stored,
             )
             tally = self.tallies[(threshold, window)]
-            tally.tokens += self._context_tokens(trimmed)
-            tally.calls += calls
-            overlap = overlap_share(prepared.chunk_ids, [c.id for c in trimmed])
+            tally.tokens += trimmed.tokens
+            tally.calls += trimmed.embedding_calls
+            overlap = overlap_share(prepared.chunk_ids, [c.id for c in trimmed.chunks])
             if overlap is not None:
                 tally.overlap_sum += overlap
                 tally.overlap_n += 1
             if base_hit:
-                tally.kept_hits += bool(prepared.holds_answer(trimmed))
+                tally.kept_hits += bool(prepared.holds_answer(trimmed.chunks))
 
     def report(self) -> SweepReport:
         by_retention = self.labelled > 0 and self.base_hits > 0

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.template.loader import render_to_string
 
-from biblioteca.retrieval import RetrievedChunk
+from biblioteca.search import RetrievedChunk
 from config.errors import url_credentials_hidden, url_for_messages
 
 PROMPT_TEMPLATE = "oraculo/answer_prompt.txt"

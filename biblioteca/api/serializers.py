@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from rest_framework import serializers
 
-from biblioteca.retrieval import MAX_TOP_K
+from biblioteca.search import MAX_TOP_K
 from config.api import StrictInputSerializer, TextField
 
 

@@ -6,7 +6,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from biblioteca.retrieval import MAX_TOP_K
+from biblioteca.search import MAX_TOP_K
 from config.api import StrictInputSerializer
 from oraculo.evaluation import MAX_TRIM_WINDOW, VARIANTS
 from oraculo.models import EvalRun
