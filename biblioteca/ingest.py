@@ -17,6 +17,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from biblioteca.embeddings import Embedder, get_embedder
+from biblioteca.errors import ApplicationError
 from biblioteca.models import Chunk, Document, Sentence
 from biblioteca.text.chunking import chunk_markdown, content_hash, document_title, passage_header
 from biblioteca.text.lexical import detect_language, lexical_text, search_config
@@ -26,7 +27,7 @@ from biblioteca.text.tokens import count_tokens
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 
 
-class IngestError(ValueError):
+class IngestError(ApplicationError):
     """A file that cannot be ingested; the message says why."""
 
 

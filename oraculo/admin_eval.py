@@ -21,6 +21,7 @@ from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 
+from biblioteca.errors import ConflictError
 from biblioteca.search import MAX_TOP_K
 from config.admin import ReadOnlyAdminMixin
 from config.replicas import ReplicaReadsAdminMixin
@@ -332,8 +333,8 @@ class EvalRunAdmin(ReplicaReadsAdminMixin, ReadOnlyAdminMixin, admin.ModelAdmin)
             try:
                 eval_run_requeue(run_id=run.pk)
                 queued += 1
-            except ValueError as exc:
-                self.message_user(request, str(exc), messages.WARNING)
+            except ConflictError as exc:
+                self.message_user(request, exc.message, messages.WARNING)
         if queued:
             self.message_user(request, f"{queued} run(s) queued again for the worker.", messages.SUCCESS)
 

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 
+from biblioteca.errors import NotAllowedError, NotFoundError
 from biblioteca.retrieval import RetrievalResult, retrieve
 from biblioteca.search import RetrievedChunk
-from config.api import ServiceError
 from oraculo import actions
 from oraculo.llm import LLMError, llm_configured, rewrite_question, stream_answer, synthesize_answer
 from oraculo.models import AnswerMode, OraculoQuery, WidgetKey
@@ -40,14 +40,12 @@ _ENGLISH = re.compile(
 )
 
 
-class AppNotAllowed(Exception):
+class AppNotAllowed(NotAllowedError):
     """A widget key answers for its own app only."""
 
 
-class ThreadNotFound(ServiceError):
+class ThreadNotFound(NotFoundError):
     """No previous query with this id and feedback token, or another caller's: one answer for all."""
-
-    status_code = 404
 
 
 THREAD_ANSWER_CHARS = 1500  # of each earlier answer the LLM sees again

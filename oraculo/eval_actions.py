@@ -13,7 +13,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from config.api import ServiceError
+from biblioteca.errors import ApplicationError, ConflictError
 from oraculo.evaluation import EvalParams, EvalReport, evaluation_run
 from oraculo.models import EvalResult, EvalRun
 from oraculo.questions import LabelledQuestion
@@ -27,7 +27,7 @@ def _user(user: AbstractBaseUser | None) -> AbstractBaseUser | None:
     return user if user is not None and user.is_authenticated else None
 
 
-class TooManyActiveRuns(ServiceError):
+class TooManyActiveRuns(ApplicationError):
     """Each person may have only EVAL_MAX_ACTIVE_RUNS_PER_USER runs queued or running: runs can call the LLM
     for every question, so one token must not fill the queue."""
 
@@ -43,7 +43,7 @@ def eval_run_create(
     from oraculo.tasks import eval_run_task
 
     if not questions:
-        raise ValueError("An evaluation needs at least one question.")
+        raise ApplicationError("An evaluation needs at least one question.")
     eval_runs_requeue_stalled()
     user = _user(created_by)
     with transaction.atomic():
@@ -198,7 +198,7 @@ def eval_run_requeue(*, run_id: int, stalled_after: timedelta | None = None) -> 
     with transaction.atomic():
         run = EvalRun.objects.select_for_update().get(pk=run_id)
         if run.status != EvalRun.Status.FAILED and not _is_stalled(run, stalled_after):
-            raise ValueError(
+            raise ConflictError(
                 f"{run} is {run.status}; only failed runs, or running ones silent for "
                 f"{int(stalled_after.total_seconds() // 60)} minutes, can be queued again."
             )

@@ -22,6 +22,7 @@ from decimal import Decimal, InvalidOperation
 from django.conf import settings
 
 from biblioteca.embeddings import get_embedder
+from biblioteca.errors import ApplicationError
 from biblioteca.retrieval import (
     PreparedRetrieval,
     resolve_trim_params,
@@ -44,7 +45,7 @@ CITATION = re.compile(r"\[\d+\]")
 ProgressCallback = Callable[[int, int, "dict | None"], None]
 
 
-class EvalParamsError(ValueError):
+class EvalParamsError(ApplicationError):
     """Evaluation parameters that make no sense; the message says which and why."""
 
 

@@ -15,13 +15,14 @@ from pathlib import Path
 from django.db.models import Max, TextField, Value
 from django.db.models.functions import Coalesce, NullIf, Trim
 
+from biblioteca.errors import ApplicationError
 from config.validation import text_problem
 from oraculo.models import OraculoQuery
 
 DEFAULT_LAST = 15
 
 
-class QuestionFileError(ValueError):
+class QuestionFileError(ApplicationError):
     """A question file that cannot be read; the message names the file and line."""
 
 

@@ -6,6 +6,7 @@ import pytest
 from django.core.management import call_command
 from django_tasks_db.models import DBTaskResult
 
+from biblioteca.errors import ConflictError
 from oraculo.eval_actions import eval_run_create, eval_run_execute
 from oraculo.evaluation import eval_params_build
 from oraculo.models import EvalRun
@@ -114,7 +115,7 @@ def test_a_running_run_is_queued_again_only_once_its_worker_went_silent(library)
     EvalRun.objects.filter(pk=run.pk).update(
         status=EvalRun.Status.RUNNING, progress=1, heartbeat_at=timezone.now() - timedelta(minutes=2)
     )
-    with pytest.raises(ValueError, match="only failed runs, or running ones silent for 10 minutes"):
+    with pytest.raises(ConflictError, match="only failed runs, or running ones silent for 10 minutes"):
         eval_run_requeue(run_id=run.pk)
     EvalRun.objects.filter(pk=run.pk).update(heartbeat_at=timezone.now() - timedelta(minutes=11))
     run = eval_run_requeue(run_id=run.pk)
@@ -122,7 +123,7 @@ def test_a_running_run_is_queued_again_only_once_its_worker_went_silent(library)
     assert DBTaskResult.objects.filter(args_kwargs__kwargs__run_id=run.pk).count() == 2
     done = EvalRun.objects.filter(pk=run.pk)
     done.update(status=EvalRun.Status.DONE)
-    with pytest.raises(ValueError, match="is done"):
+    with pytest.raises(ConflictError, match="is done"):
         eval_run_requeue(run_id=run.pk)
 
 
