@@ -9,8 +9,9 @@ from django.http import HttpRequest
 from config.admin import ReadOnlyAdminMixin
 from config.replicas import ReplicaReadsAdminMixin
 from oraculo.admin_dashboard import DashboardAdminMixin
-from oraculo.admin_eval import EvalAdminMixin
-from oraculo.models import OraculoQuery, WidgetKey
+from oraculo.evaluation.admin.evaluate import EvalAdminMixin
+from oraculo.evaluation.admin.runs import EvalRunAdmin
+from oraculo.models import EvalRun, OraculoQuery, WidgetKey
 
 
 class FeedbackFilter(admin.SimpleListFilter):
@@ -114,3 +115,6 @@ class WidgetKeyAdmin(admin.ModelAdmin):
     @admin.display(description="allowed origins")
     def origins(self, obj: WidgetKey) -> str:
         return ", ".join(obj.allowed_origins) or "-"
+
+
+admin.site.register(EvalRun, EvalRunAdmin)

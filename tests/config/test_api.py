@@ -16,10 +16,10 @@ from biblioteca.errors import (
 from config.api import exception_handler
 from oraculo.actions import FeedbackAlreadyGiven, FeedbackQueryNotFound, InvalidOrigin
 from oraculo.answering import AppNotAllowed, ThreadNotFound
-from oraculo.eval_actions import TooManyActiveRuns
-from oraculo.evaluation import EvalParamsError
+from oraculo.evaluation.params import EvalParamsError
+from oraculo.evaluation.questions import QuestionFileError
+from oraculo.evaluation.services import TooManyActiveRuns
 from oraculo.llm import LLMError
-from oraculo.questions import QuestionFileError
 
 
 @pytest.mark.parametrize(
@@ -29,7 +29,6 @@ from oraculo.questions import QuestionFileError
         (NotAllowedError("bad"), 403),
         (NotFoundError("bad"), 404),
         (ConflictError("bad"), 409),
-        (EvalParamsError("bad"), 400),
         (QuestionFileError("bad"), 400),
         (InvalidOrigin("bad"), 400),
         (AppNotAllowed("bad"), 403),
@@ -72,6 +71,12 @@ def test_a_component_that_is_down_is_a_503_without_its_internal_message(error, d
     assert response.status_code == 503
     assert response.data == {"detail": detail}
     assert response["Retry-After"] == "30"
+
+
+def test_a_bad_parameter_is_also_named_as_an_api_field_error():
+    response = exception_handler(EvalParamsError("needs labels", field="min_retention"), {})
+    assert response.status_code == 400
+    assert response.data == {"detail": "needs labels", "min_retention": ["needs labels"]}
 
 
 def test_other_exceptions_are_left_to_django():

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from oraculo.actions import query_feedback_record, query_feedback_token, query_log_create
 from oraculo.admin import OraculoQueryAdmin
-from oraculo.admin_eval import EvalAdminMixin
+from oraculo.evaluation.admin.evaluate import EvalAdminMixin
 from oraculo.models import OraculoQuery, WidgetKey
 
 pytestmark = pytest.mark.django_db

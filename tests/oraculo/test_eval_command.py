@@ -12,7 +12,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from oraculo.models import EvalRun, OraculoQuery
-from tests.oraculo.test_evaluation import GOLD, SEED_SUMMARY_KEYS
+from tests.oraculo.evaluation.test_harness import GOLD, SEED_SUMMARY_KEYS
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -7,22 +7,18 @@ import json
 
 import pytest
 
-from oraculo.evaluation import (
-    EvalParams,
-    EvalParamsError,
+from oraculo.evaluation.export import report_csv
+from oraculo.evaluation.harness import QuestionResult, calibration_sweep, evaluation_run
+from oraculo.evaluation.measures import (
     answer_in_context,
-    calibration_sweep,
     cites_source,
-    eval_params_build,
-    evaluation_run,
     overlap_share,
     pareto_front,
-    report_csv,
     retention_pct,
-    summary_build,
-    sweep_parse,
 )
-from oraculo.questions import LabelledQuestion
+from oraculo.evaluation.params import EvalParams, EvalParamsError, eval_params_build, sweep_parse
+from oraculo.evaluation.questions import LabelledQuestion
+from oraculo.evaluation.summary import summary_build
 
 SEED_SUMMARY_KEYS = [
     "questions",
@@ -139,27 +135,30 @@ def test_only_the_chosen_variants_are_reported(library):
         questions=[LabelledQuestion("How do I reset my password?")],
         params=params(app=library, variants=["baseline"]),
     )
-    assert list(report.results[0]["variants"]) == ["baseline"]
+    assert list(report.as_dict()["results"][0]["variants"]) == ["baseline"]
     assert report.summary["avg_tokens_trim"] is None and report.summary["token_reduction_pct"] is None
 
     report = evaluation_run(
         questions=[LabelledQuestion("How do I reset my password?")],
         params=params(app=library, variants=["trim"]),
     )
-    assert list(report.results[0]["variants"]) == ["trim"]
-    assert report.summary["avg_tokens_baseline"] == report.results[0]["variants"]["trim"]["tokens_before"]
+    assert list(report.as_dict()["results"][0]["variants"]) == ["trim"]
+    assert (
+        report.summary["avg_tokens_baseline"]
+        == report.as_dict()["results"][0]["variants"]["trim"]["tokens_before"]
+    )
 
 
 @pytest.mark.django_db
 def test_labelled_questions_report_answer_in_context_and_retention(library):
     report = evaluation_run(questions=GOLD, params=params(app=library, trim_threshold=0.85, trim_window=1))
-    for question, result in zip(GOLD, report.results):
+    for question, result in zip(GOLD, report.as_dict()["results"]):
         assert result["expected_answer"] == question.expected_answer
         for variant in result["variants"].values():
             assert isinstance(variant["answer_in_context"], bool)
     hits = [
         (r["variants"]["baseline"]["answer_in_context"], r["variants"]["trim"]["answer_in_context"])
-        for r in report.results
+        for r in report.as_dict()["results"]
     ]
     assert sum(b for b, _ in hits) >= 5, "the fixture library holds these answers"
     assert report.summary["labelled"] == len(GOLD)
@@ -173,7 +172,7 @@ def test_progress_is_reported_after_each_question(library):
     evaluation_run(
         questions=GOLD[:3],
         params=params(app=library),
-        on_progress=lambda done, total, result: seen.append((done, total, result["question"])),
+        on_progress=lambda done, total, result: seen.append((done, total, result.question)),
     )
     assert seen == [(i + 1, 3, q.question) for i, q in enumerate(GOLD[:3])]
 
@@ -194,7 +193,10 @@ def test_summary_reproduces_the_seed_example_numbers():
         hand_result(base_tokens=180, trim_tokens=95, base_ids=[1, 2, 3], trim_ids=[1, 2]),
         hand_result(base_tokens=132, trim_tokens=83, base_ids=[4, 5], trim_ids=[4, 5]),
     ]
-    summary = summary_build(results=results, params=params(trim_threshold=0.38, trim_window=1))
+    summary = summary_build(
+        results=[QuestionResult.from_dict(r) for r in results],
+        params=params(trim_threshold=0.38, trim_window=1),
+    )
     assert {k: summary[k] for k in SEED_SUMMARY_KEYS} == {
         "questions": 2,
         "top_k": 5,
@@ -240,7 +242,7 @@ def test_retention_counts_trim_hits_among_baseline_hits_only():
         ),
         hand_result(base_tokens=100, trim_tokens=50, base_ids=[1], trim_ids=[1]),
     ]
-    summary = summary_build(results=results, params=params())
+    summary = summary_build(results=[QuestionResult.from_dict(r) for r in results], params=params())
     assert summary["labelled"] == 3
     assert summary["answer_in_context_baseline"] == 2
     assert summary["answer_in_context_trim"] == 2
@@ -502,7 +504,7 @@ def test_the_sweep_measures_exactly_what_the_ab_run_measures(library):
     p = params(app=library, trim_threshold=0.85, trim_window=1, sweep=["threshold=0.8,0.85", "window=0,1"])
     report = evaluation_run(questions=GOLD, params=p)
     row = next(r for r in report.sweep.rows if (r.threshold, r.window) == (0.85, 1))
-    trim_tokens = [r["variants"]["trim"]["tokens"] for r in report.results]
+    trim_tokens = [r["variants"]["trim"]["tokens"] for r in report.as_dict()["results"]]
     assert row.avg_tokens_trim == round(sum(trim_tokens) / len(trim_tokens))
     assert report.sweep.avg_tokens_baseline == report.summary["avg_tokens_baseline"]
     assert row.answer_retention_pct == report.summary["answer_retention_pct"]
@@ -513,7 +515,7 @@ def test_chunks_dropped_by_the_trimmer_lower_the_overlap(library, settings):
     settings.RETRIEVAL_TRIM_DROP_MARGIN = 0.0
     report = evaluation_run(questions=GOLD, params=params(app=library, trim_threshold=0.95, trim_window=0))
     overlaps = []
-    for result in report.results:
+    for result in report.as_dict()["results"]:
         base, trim = result["variants"]["baseline"], result["variants"]["trim"]
         assert set(trim["chunk_ids"]) < set(base["chunk_ids"])
         assert trim["overlap_vs_baseline"] == round(len(trim["chunk_ids"]) / len(base["chunk_ids"]), 2)
@@ -521,7 +523,7 @@ def test_chunks_dropped_by_the_trimmer_lower_the_overlap(library, settings):
     assert report.summary["avg_overlap_vs_baseline"] == round(
         sum(
             len(r["variants"]["trim"]["chunk_ids"]) / len(r["variants"]["baseline"]["chunk_ids"])
-            for r in report.results
+            for r in report.as_dict()["results"]
         )
         / len(report.results),
         2,

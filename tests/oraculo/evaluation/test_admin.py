@@ -13,8 +13,8 @@ from django.contrib.auth.models import Permission, User
 from django.urls import reverse
 
 from oraculo.models import EvalRun, OraculoQuery
-from tests.oraculo.test_eval_worker import run_worker
-from tests.oraculo.test_evaluation import SEED_SUMMARY_KEYS, SEED_VARIANT_KEYS
+from tests.oraculo.evaluation.test_harness import SEED_SUMMARY_KEYS, SEED_VARIANT_KEYS
+from tests.oraculo.evaluation.test_worker import run_worker
 
 CHANGELIST = "admin:oraculo_oraculoquery_changelist"
 EVALUATE = "admin:oraculo_oraculoquery_evaluate"
@@ -221,9 +221,9 @@ def test_staff_without_the_permission_cannot_evaluate(client, asked):
 
 @pytest.mark.django_db
 def test_the_queue_again_action_requeues_a_failed_run_and_explains_a_refusal(admin_client, library):
-    from oraculo.eval_actions import eval_run_create
-    from oraculo.evaluation import eval_params_build
-    from oraculo.questions import LabelledQuestion
+    from oraculo.evaluation.params import eval_params_build
+    from oraculo.evaluation.questions import LabelledQuestion
+    from oraculo.evaluation.services import eval_run_create
 
     failed, done = (
         eval_run_create(questions=[LabelledQuestion("Q")], params=eval_params_build(app=library))
@@ -255,9 +255,9 @@ def test_the_evaluate_page_needs_the_permission_to_view_queries(client, asked):
 
 @pytest.mark.django_db
 def test_queue_again_needs_the_change_permission(client, library):
-    from oraculo.eval_actions import eval_run_create
-    from oraculo.evaluation import eval_params_build
-    from oraculo.questions import LabelledQuestion
+    from oraculo.evaluation.params import eval_params_build
+    from oraculo.evaluation.questions import LabelledQuestion
+    from oraculo.evaluation.services import eval_run_create
 
     run = eval_run_create(questions=[LabelledQuestion("Q")], params=eval_params_build(app=library))
     EvalRun.objects.filter(pk=run.pk).update(status=EvalRun.Status.FAILED, error="boom")
@@ -277,9 +277,9 @@ def test_queue_again_needs_the_change_permission(client, library):
 
 @pytest.mark.django_db
 def test_other_peoples_runs_need_the_permission_to_view_queries(client, library):
-    from oraculo.eval_actions import eval_run_create
-    from oraculo.evaluation import eval_params_build
-    from oraculo.questions import LabelledQuestion
+    from oraculo.evaluation.params import eval_params_build
+    from oraculo.evaluation.questions import LabelledQuestion
+    from oraculo.evaluation.services import eval_run_create
 
     owner = User.objects.create_user("owner", is_staff=True)
     run = eval_run_create(
