@@ -40,6 +40,7 @@ INSTALLED_APPS = [
     "axes",
     "django_tasks",
     "django_tasks_db",
+    "config",
     "biblioteca",
     "oraculo",
 ]
@@ -71,7 +72,7 @@ ROOT_URLCONF = "config.urls"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [BASE_DIR / "templates"],
+        "DIRS": [],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
@@ -211,7 +212,7 @@ RETRIEVAL_TRIM_MIN_SENTENCES = env.int("RETRIEVAL_TRIM_MIN_SENTENCES", default=1
 
 
 def optional_margin(name: str, default: float | None) -> float | None:
-    """A margin in cosine units, or None when set to `off` (the seed's behaviour)."""
+    """A margin in cosine units, or None when set to `off` (no such rule)."""
     raw = env.str(name, default="off" if default is None else str(default)).strip().lower()
     return None if raw in ("", "off", "none") else float(raw)
 
@@ -247,7 +248,8 @@ EVAL_MAX_ACTIVE_RUNS_PER_USER = env.int("EVAL_MAX_ACTIVE_RUNS_PER_USER", default
 # A running run whose worker has not written for this long is queued again, without anyone asking.
 EVAL_STALLED_AFTER = env.int("EVAL_STALLED_AFTER", default=600)
 
-# The demo page at / shows the widget on DEMO_APP's docs; it creates its own widget key, so it is off in production.
+# The demo page at / shows the widget on DEMO_APP's docs with the key `manage.py demo_widget_key` makes (the page
+# never writes one); on with DEBUG, so off in production unless asked for.
 DEMO_PAGE = env.bool("DEMO_PAGE", default=DEBUG)
 DEMO_APP = env.str("DEMO_APP", default="guide")
 

@@ -1,4 +1,4 @@
-"""Request and response shapes of the search API (the seed's bib_ask)."""
+"""Request and response shapes of the search API."""
 
 from __future__ import annotations
 
