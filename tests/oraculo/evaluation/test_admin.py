@@ -296,3 +296,51 @@ def test_other_peoples_runs_need_the_permission_to_view_queries(client, library)
     user.user_permissions.add(Permission.objects.get(codename="view_oraculoquery"))
     client.force_login(User.objects.get(pk=user.pk))
     assert client.get(page).status_code == 200
+
+
+# --- query counts: an N+1 fails here ---------------------------------------------------------------------
+
+RUN_PAGE_QUERIES = 6
+RUNS_CHANGELIST_QUERIES = 5
+
+
+def _finished_run(user, questions: int) -> EvalRun:
+    variant = {"chunk_ids": [1, 2], "top_score": 0.9, "tokens": 100, "tokens_before": 100, "latency_ms": 5.0}
+    trim = variant | {"tokens": 60, "overlap_vs_baseline": 1.0, "trim_embedding_calls": 0}
+    run = EvalRun.objects.create(
+        params={"variants": ["baseline", "trim"], "top_k": 5},
+        status=EvalRun.Status.DONE,
+        total=questions,
+        progress=questions,
+        summary={"questions": questions, "token_reduction_pct": 40},
+        created_by=user,
+    )
+    run.results.bulk_create(
+        run.results.model(run=run, position=i, question=f"Q{i}", variants={"baseline": variant, "trim": trim})
+        for i in range(1, questions + 1)
+    )
+    return run
+
+
+@pytest.mark.django_db
+def test_the_run_page_takes_as_many_queries_for_many_questions_as_for_few(
+    admin_client, admin_user, django_assert_num_queries
+):
+    few, many = _finished_run(admin_user, 2), _finished_run(admin_user, 30)
+    for run in (few, many):
+        with django_assert_num_queries(RUN_PAGE_QUERIES):
+            page = admin_client.get(reverse("admin:oraculo_evalrun_change", args=[run.pk]))
+        assert page.status_code == 200 and "Q2" in page.content.decode()
+
+
+@pytest.mark.django_db
+def test_the_runs_changelist_takes_a_fixed_number_of_queries(
+    admin_client, admin_user, django_assert_num_queries
+):
+    _finished_run(admin_user, 1)
+    with django_assert_num_queries(RUNS_CHANGELIST_QUERIES):
+        assert admin_client.get(reverse("admin:oraculo_evalrun_changelist")).status_code == 200
+    for i in range(6):
+        _finished_run(User.objects.create_user(f"analyst{i}", is_staff=True), 3)
+    with django_assert_num_queries(RUNS_CHANGELIST_QUERIES):
+        assert admin_client.get(reverse("admin:oraculo_evalrun_changelist")).status_code == 200
