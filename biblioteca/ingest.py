@@ -2,6 +2,9 @@
 
 Everything slow (the embedding model) happens before the transaction that swaps a document's chunks, so a
 failure half-way leaves the previous version intact and searchable.
+
+Longer than ~300 lines on purpose: walking, reading, chunking, embedding and the per-document swap are the steps of
+one transaction's story, and the report that names every file's outcome is built along them.
 """
 
 from __future__ import annotations

@@ -1,4 +1,6 @@
-"""Settings, all from the environment (django-environ); the README's configuration table lists every variable."""
+"""Settings, all from the environment (django-environ); the README's configuration table lists every variable.
+
+One module, over 300 lines, on purpose: every variable read in one place, in sections, as the README lists them."""
 
 from __future__ import annotations
 

@@ -2,6 +2,9 @@
 
 Any LLM failure degrades to an extractive answer (the best passages, cited), so a question always gets
 the documentation's own words rather than an error.
+
+Longer than most modules on purpose: asking whole and asking streamed share one preparation (thread, retrieval,
+prompt) and one logging step, and keeping them side by side is what keeps the two answers the same.
 """
 
 from __future__ import annotations

@@ -7,7 +7,6 @@ the variants and every sweep combination trim that preparation (`retrieval_trim`
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -17,30 +16,14 @@ from biblioteca.embeddings import get_embedder
 from biblioteca.retrieval import PreparedRetrieval, resolve_trim_params, retrieval_prepare, retrieval_trim
 from biblioteca.search import RetrievedChunk
 from oraculo.evaluation.export import VARIANT_ORDER, ordered, report_json
-from oraculo.evaluation.measures import answer_in_context, cites_source, overlap_share, rounded
+from oraculo.evaluation.measures import answer_in_context, overlap_share, rounded
 from oraculo.evaluation.params import DEFAULT_TOP_K, VARIANTS, EvalParams, SweepSpec, percent_param
 from oraculo.evaluation.questions import LabelledQuestion
 from oraculo.evaluation.summary import summary_build
 from oraculo.evaluation.sweep import Sweep, SweepReport
-from oraculo.llm import LLMError, synthesize_answer
+from oraculo.evaluation.synthesis import Synthesis, answer_similarity, synthesis_get
 
 ProgressCallback = Callable[[int, int, "QuestionResult | None"], None]
-
-
-@dataclass(frozen=True)
-class Synthesis:
-    """The LLM's answer from one variant's context, or why there is none."""
-
-    answer: str | None
-    cites_source: bool
-    latency_ms: float
-    model: str = ""
-    error: str = ""
-
-    def as_dict(self) -> dict:
-        out: dict = {"answer": self.answer, "cites_source": self.cites_source}
-        out |= {"answer_error": self.error} if self.error else {"answer_model": self.model}
-        return out | {"answer_latency_ms": self.latency_ms}
 
 
 @dataclass
@@ -169,33 +152,6 @@ def questions_prepared(
         )
 
 
-def _synthesize(*, question: str, chunks: Sequence[RetrievedChunk]) -> Synthesis:
-    """The LLM's answer for one variant; a failure (including no LLM configured) is kept, never raised, so one
-    bad answer never stops a run."""
-    started = time.perf_counter()
-    try:
-        result = synthesize_answer(question=question, chunks=chunks)
-    except LLMError as exc:
-        return Synthesis(
-            answer=None,
-            cites_source=False,
-            error=str(exc) or type(exc).__name__,
-            latency_ms=round((time.perf_counter() - started) * 1000, 1),
-        )
-    return Synthesis(
-        answer=result.text,
-        cites_source=cites_source(result.text),
-        model=result.model,
-        latency_ms=round((time.perf_counter() - started) * 1000, 1),
-    )
-
-
-def answer_similarity(a: str, b: str) -> float:
-    """Cosine of the two answers' embeddings: 1.0 means trimming did not change what was said."""
-    vectors = get_embedder().embed_documents([a, b])
-    return round(float(vectors[0] @ vectors[1]), 3)
-
-
 def _variant(
     name: str, prepared: PreparedQuestion, chunks: Sequence[RetrievedChunk], *, tokens: int, latency_ms: float
 ) -> VariantResult:
@@ -240,7 +196,7 @@ def question_evaluate(prepared: PreparedQuestion, *, params: EvalParams) -> Ques
     if params.synthesize:
         errors: list[str] = []
         for name, chunks in contexts.items():
-            variants[name].synthesis = _synthesize(question=q.question, chunks=chunks)
+            variants[name].synthesis = synthesis_get(question=q.question, chunks=chunks)
             if variants[name].synthesis.error:
                 errors.append(f"{name}: {variants[name].synthesis.error}")
         answers = [variants[n].synthesis.answer for n in VARIANTS if n in variants]

@@ -344,3 +344,13 @@ def test_the_runs_changelist_takes_a_fixed_number_of_queries(
         _finished_run(User.objects.create_user(f"analyst{i}", is_staff=True), 3)
     with django_assert_num_queries(RUNS_CHANGELIST_QUERIES):
         assert admin_client.get(reverse("admin:oraculo_evalrun_changelist")).status_code == 200
+
+
+@pytest.mark.django_db
+def test_a_retention_floor_on_unlabelled_questions_is_refused_in_the_form(admin_client, asked, library):
+    url = reverse(EVALUATE) + "?last=15"
+    data = form_data(library, sweep_thresholds="0.8,0.9", sweep_windows="1", min_retention=99)
+    page = admin_client.post(url, {**data, "last": "15", "qapp": library})
+    assert page.status_code == 200
+    assert "min_retention needs labelled questions" in page.content.decode()
+    assert not EvalRun.objects.exists()
