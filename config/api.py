@@ -1,6 +1,5 @@
 """What every API endpoint shares: JSON errors (ApplicationErrors with their status; a lost database is a 503,
-not a traceback), the staff-or-token
-permission, and request fields that refuse what they do not know. The parser and token authentication that
+not a traceback), the staff-or-token permission, and request fields that refuse what they do not know. The parser and token authentication that
 settings name live in config.doors (DRF imports them while this module imports DRF's views)."""
 
 from __future__ import annotations
