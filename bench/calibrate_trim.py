@@ -33,9 +33,9 @@ _django.setup()
 import docs_qa  # noqa: E402
 from django.conf import settings  # noqa: E402
 
-from biblioteca.embeddings import get_embedder  # noqa: E402
 from biblioteca.ingest import directory_ingest  # noqa: E402
-from biblioteca.retrieval import RetrievedChunk, resolve_trim_params, search, stored_trim_inputs  # noqa: E402
+from biblioteca.retrieval import resolve_trim_params, retrieval_prepare, stored_trim_inputs  # noqa: E402
+from biblioteca.search import RetrievedChunk  # noqa: E402
 from biblioteca.selectors import query_term_weights  # noqa: E402
 from biblioteca.text.tokens import count_tokens  # noqa: E402
 from biblioteca.trimming import TrimInput, TrimParams, trim_chunks  # noqa: E402
@@ -65,17 +65,12 @@ def load_cases(dataset: str, lang: str, top_k: int, limit: int | None) -> tuple[
     app = docs_qa.app_name(dataset, lang)
     directory_ingest(paths=[folders[lang]], app=app, source_type="xquad" if dataset == "xquad" else "docs")
     questions = questions[:limit] if limit else questions
-    embedder = get_embedder()
     cases = []
     for q in questions:
-        vector = embedder.embed_query(q.text)
-        chunks = search(
-            query_vector=vector,
-            top_k=top_k,
-            filters={"app": app},
-            query_text=q.text,
-            hybrid=settings.RETRIEVAL_HYBRID,
+        prepared = retrieval_prepare(
+            q.text, top_k=top_k, filters={"app": app}, hybrid=settings.RETRIEVAL_HYBRID
         )
+        chunks = prepared.chunks
         inputs = stored_trim_inputs(chunks)
         cases.append(
             Case(
@@ -83,9 +78,9 @@ def load_cases(dataset: str, lang: str, top_k: int, limit: int | None) -> tuple[
                 q.answers,
                 chunks,
                 inputs,
-                vector,
+                prepared.query_vector,
                 query_term_weights(text=q.text, app=app),
-                sum(tokens(c.content) for c in chunks),
+                prepared.tokens_before,
                 hit(q.answers, [c.content for c in chunks]),
                 [tokens(c.doc_line + "\n") for c in chunks],
                 [np.array([tokens(i.text[s:e]) for s, e in i.spans]) for i in inputs],

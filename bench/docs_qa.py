@@ -42,7 +42,7 @@ from django.test.utils import override_settings  # noqa: E402
 from biblioteca.embeddings import get_embedder  # noqa: E402
 from biblioteca.ingest import directory_ingest  # noqa: E402
 from biblioteca.retrieval import retrieve  # noqa: E402
-from oraculo.evaluation import answer_in_context  # noqa: E402
+from oraculo.evaluation.measures import answer_in_context  # noqa: E402
 
 QA = _django.SHARED / "qa"
 CORPUS = _django.SHARED / "corpus"

@@ -27,9 +27,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table  # noqa: E402
 
 from biblioteca.ingest import directory_ingest  # noqa: E402
-from oraculo.evaluation import EvalReport, calibration_sweep, sweep_parse  # noqa: E402
-from oraculo.management.commands.eval_retrieval import Command  # noqa: E402
-from oraculo.questions import LabelledQuestion  # noqa: E402
+from oraculo.evaluation.harness import calibration_sweep  # noqa: E402
+from oraculo.evaluation.params import sweep_parse  # noqa: E402
+from oraculo.evaluation.questions import LabelledQuestion  # noqa: E402
+from oraculo.evaluation.render import sweep_table  # noqa: E402
 
 
 def gold(qa_dir: Path, lang: str, limit: int | None) -> list[LabelledQuestion]:
@@ -86,7 +87,7 @@ def main() -> None:
                 on_progress=lambda done, total, _, task=task: progress.update(task, completed=done),
             )
         console.print(f"{lang}: swept in {time.perf_counter() - started:.0f}s")
-        Command()._table(EvalReport(summary={}, results=[], sweep=report), console)
+        sweep_table(report, console)
         console.print()
         reports[lang] = report
 

@@ -29,7 +29,8 @@ from django.test.utils import override_settings  # noqa: E402
 
 from biblioteca.embeddings import get_embedder  # noqa: E402
 from biblioteca.ingest import directory_ingest  # noqa: E402
-from biblioteca.retrieval import resolve_trim_params, retrieve, search, trim_retrieved, trim_terms  # noqa: E402
+from biblioteca.retrieval import resolve_trim_params, retrieve, trim_retrieved, trim_terms  # noqa: E402
+from biblioteca.search import search  # noqa: E402
 from biblioteca.text.sentences import split_sentence_spans  # noqa: E402
 from biblioteca.trimming import TrimInput, trim_chunks  # noqa: E402
 

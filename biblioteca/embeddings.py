@@ -15,12 +15,15 @@ from functools import lru_cache
 import numpy as np
 from django.conf import settings
 
+from biblioteca.errors import UnavailableError
 from biblioteca.query_cache import normalise_question, query_vector_get, query_vector_key, query_vector_put
 from config.errors import url_credentials_hidden, url_for_messages
 
 
-class EmbeddingError(RuntimeError):
+class EmbeddingError(UnavailableError):
     """The embedding model failed or answered something unusable."""
+
+    public_message = "The embedding model is unavailable. Try again shortly."
 
 
 def normalise(vectors: np.ndarray) -> np.ndarray:

@@ -12,11 +12,17 @@ class ApplicationError(Exception):
 
     status_code = 400
     retry_after: int | None = None
+    public_message: str | None = None  # said instead of `message` when that names internals (a URL, a model)
 
     def __init__(self, message: str, *, extra: Mapping[str, Any] | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.extra = dict(extra or {})
+
+    @property
+    def detail(self) -> str:
+        """What a remote caller is told."""
+        return self.public_message or self.message
 
 
 class NotAllowedError(ApplicationError):

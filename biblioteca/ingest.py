@@ -2,6 +2,9 @@
 
 Everything slow (the embedding model) happens before the transaction that swaps a document's chunks, so a
 failure half-way leaves the previous version intact and searchable.
+
+Longer than ~300 lines on purpose: walking, reading, chunking, embedding and the per-document swap are the steps of
+one transaction's story, and the report that names every file's outcome is built along them.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from biblioteca.embeddings import Embedder, get_embedder
+from biblioteca.errors import ApplicationError
 from biblioteca.models import Chunk, Document, Sentence
 from biblioteca.text.chunking import chunk_markdown, content_hash, document_title, passage_header
 from biblioteca.text.lexical import detect_language, lexical_text, search_config
@@ -26,7 +30,7 @@ from biblioteca.text.tokens import count_tokens
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 
 
-class IngestError(ValueError):
+class IngestError(ApplicationError):
     """A file that cannot be ingested; the message says why."""
 
 

@@ -91,7 +91,7 @@ class Chunk(models.Model):
 
     @property
     def chunk_id(self) -> str:
-        """The seed's chunk identifier, `filename#index`."""
+        """The chunk's stable identifier, `filename#index`."""
         return f"{self.document.source_path}#{self.chunk_index}"
 
 

@@ -1,5 +1,7 @@
-"""retrieve(): hybrid search over the library, passages grown around the hits, then optional sentence trimming,
-with token counts and timings.
+"""Retrieval in two stages that every caller composes the same way: `retrieval_prepare()` (the query vector, the
+passages, each one's tokens, timings) and `retrieval_trim()` (sentence trimming of those passages and the trimmed
+context's tokens). `retrieve()` runs both once; the A/B evaluation and the calibration sweep prepare once and trim
+many times, so tokens are counted, and terms looked up, in one place.
 
 The trimmer scores the sentence vectors stored at ingest, so a query costs one embedding call (the query
 itself); only chunks stored without sentences fall back to a single batch call.
@@ -10,68 +12,18 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
+from functools import lru_cache
 
 import numpy as np
 from django.conf import settings
 
 from biblioteca.embeddings import get_embedder
-from biblioteca.passages import Joined, Piece, grow, join, passage_sentences
-from biblioteca.selectors import (
-    HybridParams,
-    StoredSentences,
-    chunk_neighbours,
-    chunk_search,
-    query_term_weights,
-    sentences_for_chunks,
-)
-from biblioteca.text.chunking import passage_header
+from biblioteca.passages import passage_sentences
+from biblioteca.search import RetrievedChunk, search
+from biblioteca.selectors import StoredSentences, query_term_weights, sentences_for_chunks
 from biblioteca.text.sentences import split_sentence_spans
 from biblioteca.text.tokens import count_tokens
 from biblioteca.trimming import TrimInput, TrimParams, trim_chunks
-
-MAX_TOP_K = 20
-
-
-@dataclass(frozen=True)
-class RetrievedChunk:
-    id: int
-    chunk_id: str
-    document_id: int
-    title: str
-    heading_path: list[str]
-    url: str
-    score: float
-    text: str
-    original_text: str
-    trimmed: bool = False
-    language: str = ""
-    layout: Joined | None = field(default=None, repr=False, compare=False)
-    query_terms: Mapping[str, float] | None = field(default=None, repr=False, compare=False)
-
-    @property
-    def member_ids(self) -> list[int]:
-        """The stored chunks this passage is made of (the hit alone when it was not grown)."""
-        return [m.chunk_id for m in self.layout.members] if self.layout else [self.id]
-
-    @property
-    def doc_line(self) -> str:
-        return passage_header(title=self.title, heading_path=self.heading_path)
-
-    @property
-    def content(self) -> str:
-        return f"{self.doc_line}\n{self.text}"
-
-    def as_dict(self) -> dict:
-        return {
-            "id": self.id,
-            "chunk_id": self.chunk_id,
-            "document_id": self.document_id,
-            "title": self.title,
-            "heading_path": self.heading_path,
-            "url": self.url,
-            "score": round(self.score, 4),
-            "content": self.content,
-        }
 
 
 @dataclass(frozen=True)
@@ -122,106 +74,6 @@ def resolve_trim_params(
         spread_factor=settings.RETRIEVAL_TRIM_SPREAD_FACTOR,
         companions=settings.RETRIEVAL_TRIM_COMPANIONS,
     )
-
-
-def hybrid_params() -> HybridParams:
-    return HybridParams(
-        candidates=settings.RETRIEVAL_HYBRID_CANDIDATES,
-        rrf_k=settings.RETRIEVAL_HYBRID_RRF_K,
-        vector_weight=settings.RETRIEVAL_HYBRID_VECTOR_WEIGHT,
-        lexical_weight=settings.RETRIEVAL_HYBRID_LEXICAL_WEIGHT,
-    )
-
-
-def search(
-    *,
-    query_vector: np.ndarray,
-    top_k: int = 5,
-    filters: Mapping[str, str | None] | None = None,
-    query_text: str | None = None,
-    hybrid: bool = False,
-    passage_words: int | None = None,
-) -> list[RetrievedChunk]:
-    """The best `top_k` passages: chunks nearest by cosine, or (`hybrid` with a `query_text`) fused with
-    full-text search, each grown with its neighbours up to `passage_words` (None: RETRIEVAL_PASSAGE_WORDS)."""
-    if not 1 <= top_k <= MAX_TOP_K:
-        raise ValueError(f"top_k must be between 1 and {MAX_TOP_K}")
-    filters = filters or {}
-    unknown = set(filters) - {"app", "source_type"}
-    if unknown:
-        raise ValueError(f"unknown filter(s): {', '.join(sorted(unknown))}")
-    budget = settings.RETRIEVAL_PASSAGE_WORDS if passage_words is None else passage_words
-    # Growing can absorb a lower hit into a higher one's passage; a few spare hits refill the freed places.
-    fetch = 2 * top_k if budget else top_k
-    rows = chunk_search(
-        query_vector=query_vector,
-        top_k=fetch,
-        app=filters.get("app"),
-        source_type=filters.get("source_type"),
-        query_text=query_text,
-        hybrid=hybrid_params() if hybrid else None,
-    )
-    hits = [
-        RetrievedChunk(
-            id=c.id,
-            chunk_id=c.chunk_id,
-            document_id=c.document_id,
-            title=c.document.title,
-            heading_path=list(c.heading_path),
-            url=c.document.url,
-            score=c.score,
-            text=c.text,
-            original_text=c.text,
-            language=c.document.language,
-            query_terms=getattr(c, "query_terms", None),
-        )
-        for c in rows
-    ]
-    if not budget:
-        return hits[:top_k]
-    return grown_passages(hits, rows=rows, budget=budget, top_k=top_k)
-
-
-def _piece(row) -> Piece:
-    return Piece(
-        id=row.id,
-        index=row.chunk_index,
-        heading_path=tuple(row.heading_path),
-        text=row.text,
-        start=row.start_offset,
-        end=row.end_offset,
-    )
-
-
-def grown_passages(
-    hits: Sequence[RetrievedChunk], *, rows: Sequence, budget: int, top_k: int
-) -> list[RetrievedChunk]:
-    """The hits in rank order, each grown into a passage; a hit already inside a better one's passage is left
-    out, so the `top_k` passages cover as much as they can."""
-    neighbours = chunk_neighbours(hits=[(r.document_id, r.chunk_index) for r in rows])
-    taken: set[int] = set()
-    out: list[RetrievedChunk] = []
-    for hit, row in zip(hits, rows):
-        if hit.id in taken:
-            continue
-        pieces = grow(_piece(row), neighbours.get(row.document_id, []), budget=budget, taken=taken)
-        taken.update(p.id for p in pieces)
-        if len(pieces) == 1:
-            out.append(hit)
-        else:
-            joined = join(pieces)
-            out.append(
-                replace(
-                    hit,
-                    heading_path=list(joined.heading_path),
-                    text=joined.text,
-                    original_text=joined.text,
-                    layout=joined,
-                )
-            )
-        if len(out) == top_k:
-            break
-    return out
 
 
 def trim_retrieved(
@@ -310,8 +162,14 @@ def trim_terms(
     return query_term_weights(text=query, app=filters.get("app"), source_type=filters.get("source_type"))
 
 
+@lru_cache(maxsize=8192)
+def _content_tokens(content: str, encoding: str) -> int:
+    """Memoised: a sweep trims the same passage the same way under many settings."""
+    return count_tokens(content, encoding=encoding)
+
+
 def chunk_tokens(chunk: RetrievedChunk) -> int:
-    return count_tokens(chunk.content, encoding=settings.TOKEN_ENCODING)
+    return _content_tokens(chunk.content, settings.TOKEN_ENCODING)
 
 
 def context_tokens(chunks: Sequence[RetrievedChunk], *, known: Mapping[int, int] | None = None) -> int:
@@ -319,6 +177,97 @@ def context_tokens(chunks: Sequence[RetrievedChunk], *, known: Mapping[int, int]
     are counted again."""
     known = known or {}
     return sum(known[c.id] if c.id in known and not c.trimmed else chunk_tokens(c) for c in chunks)
+
+
+@dataclass
+class PreparedRetrieval:
+    """A question searched once: what every trimming of it starts from."""
+
+    query: str
+    query_vector: np.ndarray = field(repr=False)
+    chunks: list[RetrievedChunk]
+    chunk_tokens: dict[int, int]
+    filters: Mapping[str, str | None]
+    timings_ms: dict[str, float]
+    _terms: dict[bool, Mapping[str, float] | None] = field(default_factory=dict, repr=False)
+
+    @property
+    def tokens_before(self) -> int:
+        return sum(self.chunk_tokens.values())
+
+    @property
+    def chunk_ids(self) -> list[int]:
+        return [c.id for c in self.chunks]
+
+    @property
+    def retrieval_ms(self) -> float:
+        return self.timings_ms["embedding"] + self.timings_ms["search"]
+
+    def query_terms(self, params: TrimParams) -> Mapping[str, float] | None:
+        """The question's weighted terms for the trimmer's lexical evidence, looked up once."""
+        key = bool(params.lexical_weight)
+        if key not in self._terms:
+            self._terms[key] = trim_terms(self.query, params=params, filters=self.filters, chunks=self.chunks)
+        return self._terms[key]
+
+
+@dataclass
+class TrimmedRetrieval:
+    chunks: list[RetrievedChunk]
+    tokens: int
+    embedding_calls: int
+    trim_ms: float
+
+
+def retrieval_prepare(
+    query: str,
+    *,
+    top_k: int = 5,
+    filters: Mapping[str, str | None] | None = None,
+    query_vector: np.ndarray | None = None,
+    hybrid: bool | None = None,
+) -> PreparedRetrieval:
+    """The best `top_k` passages for `query`, found by vectors and full text (`hybrid`, or when None
+    RETRIEVAL_HYBRID), with each one's tokens; `query_vector` skips embedding the query."""
+    started = time.perf_counter()
+    if query_vector is None:
+        query_vector = get_embedder().embed_query(query)
+    embedded = time.perf_counter()
+    do_hybrid = settings.RETRIEVAL_HYBRID if hybrid is None else hybrid
+    chunks = search(
+        query_vector=query_vector, top_k=top_k, filters=filters, query_text=query, hybrid=do_hybrid
+    )
+    searched = time.perf_counter()
+    return PreparedRetrieval(
+        query=query,
+        query_vector=query_vector,
+        chunks=chunks,
+        chunk_tokens={c.id: chunk_tokens(c) for c in chunks},
+        filters=dict(filters or {}),
+        timings_ms={"embedding": (embedded - started) * 1000, "search": (searched - embedded) * 1000},
+    )
+
+
+def retrieval_trim(
+    prepared: PreparedRetrieval, *, params: TrimParams, stored: Mapping[int, StoredSentences] | None = None
+) -> TrimmedRetrieval:
+    """The prepared passages trimmed with `params` (dropped ones left out) and the trimmed context's tokens.
+    `stored` lets a caller that trims the same passages many times (a sweep) read their sentences once."""
+    started = time.perf_counter()
+    chunks, calls = trim_retrieved(
+        prepared.chunks,
+        query_vector=prepared.query_vector,
+        params=params,
+        stored=stored,
+        query_terms=prepared.query_terms(params),
+    )
+    trim_ms = (time.perf_counter() - started) * 1000
+    return TrimmedRetrieval(
+        chunks=chunks,
+        tokens=context_tokens(chunks, known=prepared.chunk_tokens),
+        embedding_calls=calls,
+        trim_ms=trim_ms,
+    )
 
 
 def retrieve(
@@ -335,42 +284,28 @@ def retrieve(
 ) -> RetrievalResult:
     """The best `top_k` chunks for `query`, found by vectors and full text (`hybrid`, or when None
     RETRIEVAL_HYBRID), trimmed when `trim` (or, when None, RETRIEVAL_TRIM) says so."""
-    timings: dict[str, float] = {}
     started = time.perf_counter()
-    if query_vector is None:
-        query_vector = get_embedder().embed_query(query)
-    timings["embedding"] = (time.perf_counter() - started) * 1000
-    t = time.perf_counter()
-    do_hybrid = settings.RETRIEVAL_HYBRID if hybrid is None else hybrid
-    chunks = search(
-        query_vector=query_vector, top_k=top_k, filters=filters, query_text=query, hybrid=do_hybrid
+    prepared = retrieval_prepare(
+        query, top_k=top_k, filters=filters, query_vector=query_vector, hybrid=hybrid
     )
-    timings["search"] = (time.perf_counter() - t) * 1000
-    untrimmed_tokens = {c.id: chunk_tokens(c) for c in chunks}
-    tokens_before = sum(untrimmed_tokens.values())
+    timings = dict(prepared.timings_ms)
+    chunks, tokens, calls, params = prepared.chunks, prepared.tokens_before, 0, None
     do_trim = settings.RETRIEVAL_TRIM if trim is None else trim
-    params = calls = None
     if do_trim:
         params = resolve_trim_params(
             threshold=trim_threshold, window=trim_window, min_sentences=trim_min_sentences
         )
-        t = time.perf_counter()
-        chunks, calls = trim_retrieved(
-            chunks,
-            query_vector=query_vector,
-            params=params,
-            query_terms=trim_terms(query, params=params, filters=filters, chunks=chunks),
-        )
-        timings["trim"] = (time.perf_counter() - t) * 1000
-    tokens = context_tokens(chunks, known=untrimmed_tokens) if do_trim else tokens_before
+        trimmed = retrieval_trim(prepared, params=params)
+        chunks, tokens, calls = trimmed.chunks, trimmed.tokens, trimmed.embedding_calls
+        timings["trim"] = trimmed.trim_ms
     timings["total"] = (time.perf_counter() - started) * 1000
     return RetrievalResult(
         chunks=chunks,
         tokens_in_context=tokens,
-        tokens_before=tokens_before,
+        tokens_before=prepared.tokens_before,
         trimmed=bool(do_trim),
         trim_params=asdict(params) if params else None,
         timings_ms={k: round(v, 3) for k, v in timings.items()},
-        trim_embedding_calls=calls or 0,
-        query_vector=query_vector,
+        trim_embedding_calls=calls,
+        query_vector=prepared.query_vector,
     )

@@ -1,4 +1,7 @@
-"""Reads over the library: nearest chunks, stored sentence vectors, model bookkeeping."""
+"""Reads over the library: nearest chunks, stored sentence vectors, model bookkeeping.
+
+Over 300 lines because the hybrid search is one SQL statement with its parameters and row mapping; it reads best
+whole, next to the other reads it shares helpers with."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""What every API endpoint shares: JSON errors (a lost database is a 503, not a traceback), the staff-or-token
-permission, and request fields that refuse what they do not know. The parser and token authentication that
+"""What every API endpoint shares: JSON errors (ApplicationErrors with their status; a lost database is a 503,
+not a traceback), the staff-or-token permission, and request fields that refuse what they do not know. The parser and token authentication that
 settings name live in config.doors (DRF imports them while this module imports DRF's views)."""
 
 from __future__ import annotations
@@ -14,34 +14,24 @@ from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from biblioteca.errors import ApplicationError, UnavailableError
+
 logger = logging.getLogger(__name__)
 
 
-class ServiceError(Exception):
-    """An error of a service function that the caller can act on: the API answers `status_code` with the
-    message (and Retry-After when `retry_after` is set)."""
-
-    status_code = status.HTTP_400_BAD_REQUEST
-    retry_after: int | None = None
-
-
 def exception_handler(exc, context):
-    """DRF's errors as they are, ServiceErrors with their status, and a failed embedding model or a lost
-    database connection (and only that, of database errors) as a JSON 503."""
-    from biblioteca.embeddings import EmbeddingError
-
+    """The one translation of errors for every API: DRF's as they are, an ApplicationError as its status with
+    `{"detail": message, **extra}` (and Retry-After), a lost database connection (and only that, of database
+    errors) as a JSON 503. A component that is down is logged with its internal message; the caller gets the
+    public one."""
     response = drf_exception_handler(exc, context)
     if response is not None:
         return response
-    if isinstance(exc, EmbeddingError):
-        logger.exception("embedding failed in %s", context.get("view"))
-        return Response(
-            {"detail": "The embedding model is unavailable. Try again shortly."},
-            status=status.HTTP_503_SERVICE_UNAVAILABLE,
-        )
-    if isinstance(exc, ServiceError):
+    if isinstance(exc, ApplicationError):
+        if isinstance(exc, UnavailableError):
+            logger.error("%s in %s: %s", type(exc).__name__, context.get("view"), exc.message, exc_info=exc)
         headers = {"Retry-After": str(exc.retry_after)} if exc.retry_after else None
-        return Response({"detail": str(exc)}, status=exc.status_code, headers=headers)
+        return Response({"detail": exc.detail, **exc.extra}, status=exc.status_code, headers=headers)
     if isinstance(exc, (OperationalError, InterfaceError)):
         logger.exception("database error in %s", context.get("view"))
         return Response(

@@ -1,4 +1,6 @@
-"""Settings, all from the environment (django-environ); the README's configuration table lists every variable."""
+"""Settings, all from the environment (django-environ); the README's configuration table lists every variable.
+
+One module, over 300 lines, on purpose: every variable read in one place, in sections, as the README lists them."""
 
 from __future__ import annotations
 
@@ -40,6 +42,7 @@ INSTALLED_APPS = [
     "axes",
     "django_tasks",
     "django_tasks_db",
+    "config",
     # MCP bearer tokens: stored as SHA-256 digests, shown once, revoked in the admin or with `manage.py mcp_token`.
     "django_mcpz.bearer_tokens",
     "biblioteca",
@@ -73,7 +76,7 @@ ROOT_URLCONF = "config.urls"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [BASE_DIR / "templates"],
+        "DIRS": [],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
@@ -215,7 +218,7 @@ RETRIEVAL_TRIM_MIN_SENTENCES = env.int("RETRIEVAL_TRIM_MIN_SENTENCES", default=1
 
 
 def optional_margin(name: str, default: float | None) -> float | None:
-    """A margin in cosine units, or None when set to `off` (the seed's behaviour)."""
+    """A margin in cosine units, or None when set to `off` (no such rule)."""
     raw = env.str(name, default="off" if default is None else str(default)).strip().lower()
     return None if raw in ("", "off", "none") else float(raw)
 
@@ -257,7 +260,8 @@ EVAL_STALLED_AFTER = env.int("EVAL_STALLED_AFTER", default=600)
 MCP_EVAL_INLINE_MAX = env.int("MCP_EVAL_INLINE_MAX", default=15)
 PUBLIC_URL = env.str("PUBLIC_URL", default="").rstrip("/")
 
-# The demo page at / shows the widget on DEMO_APP's docs; it creates its own widget key, so it is off in production.
+# The demo page at / shows the widget on DEMO_APP's docs with the key `manage.py demo_widget_key` makes (the page
+# never writes one); on with DEBUG, so off in production unless asked for.
 DEMO_PAGE = env.bool("DEMO_PAGE", default=DEBUG)
 DEMO_APP = env.str("DEMO_APP", default="guide")
 

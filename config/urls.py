@@ -6,7 +6,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", include("biblioteca.api.urls")),
     path("api/v1/", include("oraculo.api.urls")),
-    path("api/v1/", include("oraculo.api.eval_urls")),
+    path("api/v1/", include("oraculo.evaluation.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
     path("", include("oraculo.mcp.urls")),

@@ -14,7 +14,8 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
-from biblioteca.retrieval import RetrievedChunk
+from biblioteca.errors import ApplicationError, ConflictError, NotFoundError
+from biblioteca.search import RetrievedChunk
 from oraculo import selectors
 from oraculo.models import (
     DEMO_KEY_NAME,
@@ -27,16 +28,16 @@ from oraculo.models import (
 )
 
 
-class FeedbackError(Exception):
+class FeedbackError(ApplicationError):
     """Feedback that may not be recorded."""
 
 
-class FeedbackQueryNotFound(FeedbackError):
+class FeedbackQueryNotFound(NotFoundError, FeedbackError):
     """No such query, no token, a wrong token or another caller's query: one answer for all, so nobody learns
     which query ids exist."""
 
 
-class FeedbackAlreadyGiven(FeedbackError):
+class FeedbackAlreadyGiven(ConflictError, FeedbackError):
     """Feedback is accepted once per query, so a widget cannot stuff the ballot."""
 
 
@@ -133,7 +134,7 @@ def queries_purge(*, older_than: timedelta, dry_run: bool = False, now: datetime
     return per_model.get(OraculoQuery._meta.label, 0)
 
 
-class InvalidOrigin(ValueError):
+class InvalidOrigin(ApplicationError):
     """Not a browser origin such as https://www.example.com."""
 
 

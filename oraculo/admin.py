@@ -13,8 +13,9 @@ from django_mcpz.bearer_tokens.models import Token as McpToken
 from config.admin import ReadOnlyAdminMixin
 from config.replicas import ReplicaReadsAdminMixin
 from oraculo.admin_dashboard import DashboardAdminMixin
-from oraculo.admin_eval import EvalAdminMixin
-from oraculo.models import OraculoQuery, WidgetKey
+from oraculo.evaluation.admin.evaluate import EvalAdminMixin
+from oraculo.evaluation.admin.runs import EvalRunAdmin
+from oraculo.models import EvalRun, OraculoQuery, WidgetKey
 
 
 class FeedbackFilter(admin.SimpleListFilter):
@@ -122,6 +123,7 @@ class WidgetKeyAdmin(admin.ModelAdmin):
         return ", ".join(obj.allowed_origins) or "-"
 
 
+admin.site.register(EvalRun, EvalRunAdmin)
 admin.site.unregister(McpToken)
 
 

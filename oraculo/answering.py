@@ -2,6 +2,9 @@
 
 Any LLM failure degrades to an extractive answer (the best passages, cited), so a question always gets
 the documentation's own words rather than an error.
+
+Longer than most modules on purpose: asking whole and asking streamed share one preparation (thread, retrieval,
+prompt) and one logging step, and keeping them side by side is what keeps the two answers the same.
 """
 
 from __future__ import annotations
@@ -14,8 +17,9 @@ from dataclasses import dataclass, field
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 
-from biblioteca.retrieval import RetrievalOptions, RetrievalResult, RetrievedChunk, retrieve
-from config.api import ServiceError
+from biblioteca.errors import NotAllowedError, NotFoundError
+from biblioteca.retrieval import RetrievalOptions, RetrievalResult, retrieve
+from biblioteca.search import RetrievedChunk
 from oraculo import actions
 from oraculo.llm import LLMError, llm_configured, rewrite_question, stream_answer, synthesize_answer
 from oraculo.models import AnswerMode, Channel, OraculoQuery, WidgetKey
@@ -39,14 +43,12 @@ _ENGLISH = re.compile(
 )
 
 
-class AppNotAllowed(Exception):
+class AppNotAllowed(NotAllowedError):
     """A widget key answers for its own app only."""
 
 
-class ThreadNotFound(ServiceError):
+class ThreadNotFound(NotFoundError):
     """No previous query with this id and feedback token, or another caller's: one answer for all."""
-
-    status_code = 404
 
 
 THREAD_ANSWER_CHARS = 1500  # of each earlier answer the LLM sees again

@@ -17,7 +17,7 @@ import numpy as np
 from django.conf import settings
 
 from config.replicas import read_connection, replica_reads
-from oraculo.evaluation import spreadsheet_safe
+from oraculo.evaluation.export import spreadsheet_safe
 from oraculo.models import OraculoQuery
 
 TEXT_GROUPS = 200  # distinct question texts considered per list, before near-duplicates are merged

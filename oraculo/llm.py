@@ -14,7 +14,8 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.template.loader import render_to_string
 
-from biblioteca.retrieval import RetrievedChunk
+from biblioteca.errors import UnavailableError
+from biblioteca.search import RetrievedChunk
 from config.errors import url_credentials_hidden, url_for_messages
 
 PROMPT_TEMPLATE = "oraculo/answer_prompt.txt"
@@ -22,8 +23,10 @@ REWRITE_TEMPLATE = "oraculo/rewrite_prompt.txt"
 REWRITE_PREFIX = "Follow-up question: "
 
 
-class LLMError(Exception):
+class LLMError(UnavailableError):
     """The LLM is not configured, did not answer in time, failed, or answered nothing."""
+
+    public_message = "The LLM is unavailable. Try again shortly."
 
 
 @dataclass(frozen=True)

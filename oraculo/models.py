@@ -237,7 +237,7 @@ class EvalRun(models.Model):
 
 
 class EvalResult(models.Model):
-    """One question's outcome in an evaluation run: the seed's per-question `variants` object."""
+    """One question's outcome in an evaluation run: its per-variant `variants` object."""
 
     run = models.ForeignKey(EvalRun, on_delete=models.CASCADE, related_name="results")
     position = models.PositiveIntegerField()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django_tasks import task
 
-from oraculo.eval_actions import eval_run_execute, eval_run_watch
+from oraculo.evaluation.worker import eval_run_execute, eval_run_watch
 
 
 @task()

@@ -267,7 +267,7 @@ def probe_task() -> None:
 
 
 def test_each_worker_task_starts_unpinned_and_pins_itself_when_it_writes(replica, monkeypatch):
-    from tests.oraculo.test_eval_worker import run_worker
+    from tests.oraculo.evaluation.test_worker import run_worker
 
     seen_by_task.clear()
     probe_task.enqueue()

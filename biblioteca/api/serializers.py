@@ -1,11 +1,11 @@
-"""Request and response shapes of the search API (the seed's bib_ask)."""
+"""Request and response shapes of the search API."""
 
 from __future__ import annotations
 
 from django.conf import settings
 from rest_framework import serializers
 
-from biblioteca.retrieval import MAX_TOP_K
+from biblioteca.search import MAX_TOP_K
 from config.api import StrictInputSerializer, TextField
 
 

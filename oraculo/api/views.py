@@ -6,7 +6,7 @@ from django.http import StreamingHttpResponse
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.authentication import SessionAuthentication
-from rest_framework.exceptions import APIException, NotAuthenticated, NotFound, PermissionDenied, Throttled
+from rest_framework.exceptions import NotAuthenticated, Throttled
 from rest_framework.permissions import AllowAny
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
@@ -16,7 +16,7 @@ from rest_framework.views import APIView
 
 from config.doors import JSONParser, TokenAuthentication
 from oraculo import actions
-from oraculo.answering import AppNotAllowed, ask_answer, ask_prepare
+from oraculo.answering import ask_answer, ask_prepare
 from oraculo.api.authentication import WidgetKeyAuthentication, widget_key_of
 from oraculo.api.permissions import IsWidgetKeyStaffOrToken, WidgetKeyOriginAllowed
 from oraculo.api.serializers import (
@@ -46,12 +46,6 @@ ERROR_RESPONSES = {
     ),
 }
 CALLER_AUTHENTICATION = [WidgetKeyAuthentication, SessionAuthentication, TokenAuthentication]
-
-
-class Conflict(APIException):
-    status_code = status.HTTP_409_CONFLICT
-    default_detail = "The request conflicts with the current state."
-    default_code = "conflict"
 
 
 class CallerAPIView(APIView):
@@ -127,20 +121,17 @@ class AskView(CallerAPIView):
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         widget_key = widget_key_of(request)
-        try:
-            prepared = ask_prepare(
-                data["question"],
-                app=data.get("app") or None,
-                source_type=data.get("source_type") or None,
-                widget_key=widget_key,
-                user=request.user,
-                page_url=data.get("page_url", ""),
-                previous_query_id=data.get("previous_query_id"),
-                previous_token=data.get("previous_feedback_token", ""),
-                channel=Channel.API if widget_key is None else Channel.WIDGET,
-            )
-        except AppNotAllowed as exc:
-            raise PermissionDenied(str(exc)) from exc
+        prepared = ask_prepare(
+            data["question"],
+            app=data.get("app") or None,
+            source_type=data.get("source_type") or None,
+            widget_key=widget_key,
+            user=request.user,
+            page_url=data.get("page_url", ""),
+            previous_query_id=data.get("previous_query_id"),
+            previous_token=data.get("previous_feedback_token", ""),
+            channel=Channel.API if widget_key is None else Channel.WIDGET,
+        )
         if isinstance(request.accepted_renderer, EventStreamRenderer):
             sources = SourceSerializer(prepared.chunks, many=True).data
             for source, html in zip(sources, prepared.sources_html, strict=True):
@@ -178,19 +169,14 @@ class QueryFeedbackView(CallerAPIView):
         serializer = FeedbackSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        try:
-            query = actions.query_feedback_record(
-                query_id=query_id,
-                token=data.get("feedback_token", ""),
-                helpful=data["helpful"],
-                comment=data.get("comment", ""),
-                widget_key=widget_key_of(request),
-                user=request.user,
-            )
-        except actions.FeedbackQueryNotFound as exc:
-            raise NotFound(str(exc)) from exc
-        except actions.FeedbackAlreadyGiven as exc:
-            raise Conflict(str(exc)) from exc
+        query = actions.query_feedback_record(
+            query_id=query_id,
+            token=data.get("feedback_token", ""),
+            helpful=data["helpful"],
+            comment=data.get("comment", ""),
+            widget_key=widget_key_of(request),
+            user=request.user,
+        )
         return Response(FeedbackRecordedSerializer(query).data)
 
 

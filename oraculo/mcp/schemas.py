@@ -12,7 +12,7 @@ import msgspec
 from django_mcpz.schemas import type_schema
 from msgspec import Meta
 
-from biblioteca.retrieval import MAX_TOP_K
+from biblioteca.search import MAX_TOP_K
 
 Channel = Literal["widget", "api", "mcp"]
 Variant = Literal["baseline", "trim"]

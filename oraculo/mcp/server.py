@@ -14,9 +14,7 @@ from django.http import HttpRequest, HttpResponse
 from django_mcpz.server import MCPServer, ToolError
 from rest_framework.exceptions import ValidationError
 
-from biblioteca.embeddings import EmbeddingError
 from biblioteca.errors import ApplicationError
-from config.api import ServiceError
 from oraculo.mcp.access import mcp_auth
 
 logger = logging.getLogger(__name__)
@@ -58,14 +56,14 @@ def tool_error_message(exc: Exception) -> str | None:
     if isinstance(exc, ValidationError):
         return "Invalid arguments:\n" + "\n".join(f"- {line}" for line in field_messages(exc.detail))
     if isinstance(exc, ApplicationError):
-        lines = [exc.message] + [f"- {field}: {problem}" for field, problem in exc.extra.items()]
+        fields = field_messages(exc.extra)
+        if exc.status_code == 400 and fields and all(line.endswith(f": {exc.message}") for line in fields):
+            lines = ["Invalid arguments:", *(f"- {line}" for line in fields)]  # the message is its field's
+        else:
+            lines = [exc.detail, *(f"- {line}" for line in fields)]
         if exc.retry_after:
             lines.append(f"Try again in {exc.retry_after} s.")
         return "\n".join(lines)
-    if isinstance(exc, ServiceError):
-        return str(exc) + (f" Try again in {exc.retry_after} s." if exc.retry_after else "")
-    if isinstance(exc, EmbeddingError):
-        return "The embedding model is unavailable. Try again shortly."
     if isinstance(exc, (OperationalError, InterfaceError)):
         return "The database is unavailable. Try again shortly."
     return None

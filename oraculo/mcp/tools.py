@@ -10,10 +10,11 @@ from django.http import HttpRequest
 from rest_framework import serializers
 
 from biblioteca.api.serializers import SearchRequestSerializer
-from biblioteca.retrieval import RetrievalOptions, RetrievedChunk, retrieve
+from biblioteca.retrieval import RetrievalOptions, retrieve
+from biblioteca.search import RetrievedChunk
 from biblioteca.selectors import library_scopes
 from oraculo.answering import ask
-from oraculo.api.eval_serializers import EvalRunCreateSerializer
+from oraculo.evaluation.api.serializers import EvalRunCreateSerializer
 from oraculo.mcp import evaluation
 from oraculo.mcp.schemas import (
     EVAL_OUTPUT_SCHEMA,

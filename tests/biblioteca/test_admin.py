@@ -45,3 +45,27 @@ def test_chunk_changelist_filters_by_app_and_searches_text(library, admin_client
     assert response.status_code == 200
     html = response.content.decode()
     assert "account.md#0" in html and "billing.md" not in html
+
+
+# --- query counts: an N+1 fails here (the fixture library has several documents and many chunks) ----------
+
+DOCUMENTS_QUERIES = 9
+CHUNKS_QUERIES = 8
+
+
+def test_the_document_changelist_takes_a_fixed_number_of_queries(
+    library, admin_client, django_assert_num_queries
+):
+    assert Document.objects.filter(app=library).count() > 2
+    admin_client.get("/admin/biblioteca/document/")
+    with django_assert_num_queries(DOCUMENTS_QUERIES):
+        assert admin_client.get("/admin/biblioteca/document/").status_code == 200
+
+
+def test_the_chunk_changelist_takes_a_fixed_number_of_queries(
+    library, admin_client, django_assert_num_queries
+):
+    assert Chunk.objects.count() > 10
+    admin_client.get("/admin/biblioteca/chunk/")
+    with django_assert_num_queries(CHUNKS_QUERIES):
+        assert admin_client.get("/admin/biblioteca/chunk/").status_code == 200

@@ -6,7 +6,7 @@ import pytest
 
 from biblioteca.embeddings import get_embedder
 from biblioteca.models import Sentence
-from biblioteca.retrieval import retrieve
+from biblioteca.retrieval import resolve_trim_params, retrieval_prepare, retrieval_trim, retrieve
 
 pytestmark = pytest.mark.django_db
 
@@ -92,3 +92,27 @@ def test_filters_and_top_k_are_checked(library):
         retrieve(QUESTION, top_k=21)
     with pytest.raises(ValueError, match="unknown filter"):
         retrieve(QUESTION, filters={"lang": "en"})
+
+
+def test_one_preparation_trims_many_ways_counting_tokens_as_retrieve_does(library, seed_trimming):
+    filters = {"app": library, "source_type": "en"}
+    prepared = retrieval_prepare(QUESTION, top_k=5, filters=filters)
+    assert prepared.tokens_before == sum(prepared.chunk_tokens.values()) > 0
+    assert set(prepared.timings_ms) == {"embedding", "search"}
+    embedder = get_embedder()
+    calls = embedder.calls
+    tight = retrieval_trim(prepared, params=resolve_trim_params(threshold=0.85, window=1))
+    loose = retrieval_trim(prepared, params=resolve_trim_params(threshold=-1.0, window=1))
+    assert embedder.calls == calls, "trimming reuses the prepared query vector and the stored sentences"
+    assert loose.tokens == prepared.tokens_before and loose.chunks == prepared.chunks
+    assert tight.tokens < prepared.tokens_before
+    whole = retrieve(QUESTION, top_k=5, trim=True, trim_threshold=0.85, trim_window=1, filters=filters)
+    assert whole.tokens_in_context == tight.tokens
+    assert [c.text for c in whole.chunks] == [c.text for c in tight.chunks]
+
+
+def test_a_given_query_vector_is_not_embedded_again(library):
+    vector = get_embedder().embed_query(QUESTION)
+    calls = get_embedder().calls
+    prepared = retrieval_prepare(QUESTION, top_k=3, filters={"app": library}, query_vector=vector)
+    assert get_embedder().calls == calls and prepared.query_vector is vector

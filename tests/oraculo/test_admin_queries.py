@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from oraculo.actions import query_feedback_record, query_feedback_token, query_log_create
 from oraculo.admin import OraculoQueryAdmin
-from oraculo.admin_eval import EvalAdminMixin
+from oraculo.evaluation.admin.evaluate import EvalAdminMixin
 from oraculo.models import OraculoQuery, WidgetKey
 
 pytestmark = pytest.mark.django_db
@@ -208,3 +208,34 @@ def test_widget_key_admin_validates(admin_client):
     )
     assert created.status_code == 302
     assert WidgetKey.objects.get(name="good").key.startswith("wk_")
+
+
+# --- query counts: an N+1 fails here ---------------------------------------------------------------------
+
+CHANGELIST_QUERIES = 8
+WIDGET_KEYS_QUERIES = 6
+
+
+def test_the_changelist_takes_as_many_queries_for_many_rows_as_for_few(
+    admin_client, queries, key, django_assert_num_queries
+):
+    with django_assert_num_queries(CHANGELIST_QUERIES):
+        assert admin_client.get(CHANGELIST).status_code == 200
+    for i in range(6):
+        other = WidgetKey.objects.create(name=f"key {i}", app="guide", allowed_origins=[])
+        user = get_user_model().objects.create_user(f"asker{i}")
+        logged(f"question {i} by key", widget_key=other)
+        logged(f"question {i} by user", user=user)
+    with django_assert_num_queries(CHANGELIST_QUERIES):
+        assert admin_client.get(CHANGELIST).status_code == 200
+
+
+def test_the_widget_key_changelist_takes_a_fixed_number_of_queries(
+    admin_client, key, django_assert_num_queries
+):
+    with django_assert_num_queries(WIDGET_KEYS_QUERIES):
+        assert admin_client.get("/admin/oraculo/widgetkey/").status_code == 200
+    for i in range(6):
+        WidgetKey.objects.create(name=f"key {i}", app="guide", allowed_origins=["https://a.example.com"])
+    with django_assert_num_queries(WIDGET_KEYS_QUERIES):
+        assert admin_client.get("/admin/oraculo/widgetkey/").status_code == 200

@@ -23,6 +23,8 @@ pytestmark = pytest.mark.django_db
 ASK = "/api/v1/ask"
 ORIGIN = "https://help.example.com"
 QUESTION = "How do I reset my password?"
+ASK_QUERIES = 9  # key, search, neighbours, sentences, the log (savepoints included)
+FEEDBACK_QUERIES = 4
 
 
 def feedback_url(query_id: int) -> str:
@@ -533,3 +535,21 @@ def test_project_schema_and_docs_are_served(client, staff):
     validate_schema(schema)
     assert {"/api/v1/ask", "/api/v1/queries/{query_id}/feedback", "/api/v1/health"} <= set(schema["paths"])
     assert client.get("/api/docs/").status_code == 200
+
+
+# --- query counts: an N+1 fails here ---------------------------------------------------------------------
+
+
+def test_asking_takes_a_fixed_number_of_queries(client, widget_key, django_assert_num_queries):
+    post(client, ASK, {"question": "warm up the model and the caches"}, key=widget_key, HTTP_ORIGIN=ORIGIN)
+    with django_assert_num_queries(ASK_QUERIES):
+        response = post(client, ASK, {"question": QUESTION}, key=widget_key, HTTP_ORIGIN=ORIGIN)
+    assert response.status_code == 200 and len(response.json()["sources"]) >= 3
+
+
+def test_feedback_takes_a_fixed_number_of_queries(client, widget_key, django_assert_num_queries):
+    asked = post(client, ASK, {"question": QUESTION}, key=widget_key, HTTP_ORIGIN=ORIGIN).json()
+    body = {"helpful": True, "feedback_token": asked["feedback_token"], "comment": "thanks"}
+    with django_assert_num_queries(FEEDBACK_QUERIES):
+        response = post(client, feedback_url(asked["query_id"]), body, key=widget_key, HTTP_ORIGIN=ORIGIN)
+    assert response.status_code == 200

@@ -12,7 +12,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from oraculo.models import Channel, EvalRun, OraculoQuery
-from tests.oraculo.test_evaluation import GOLD, SEED_SUMMARY_KEYS
+from tests.oraculo.evaluation.test_harness import GOLD, SEED_SUMMARY_KEYS
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -113,9 +113,9 @@ def test_without_questions_it_takes_the_last_asked_ones_of_the_app(library):
 def test_the_last_asked_ones_can_leave_agents_questions_out(library):
     OraculoQuery.objects.create(question="How do I reset my password?", app=library, channel=Channel.WIDGET)
     OraculoQuery.objects.create(question="When are invoices sent?", app=library, channel=Channel.MCP)
-    out, _ = run("--app", library, "--channel", "widget", "--channel", "api", "--format", "json")
+    out, _ = run("--app", library, "--channels", "widget", "api", "--format", "json")
     assert [r["question"] for r in json.loads(out)["results"]] == ["How do I reset my password?"]
-    out, _ = run("--app", library, "--channel", "mcp", "--format", "json")
+    out, _ = run("--app", library, "--channels", "mcp", "--format", "json")
     assert [r["question"] for r in json.loads(out)["results"]] == ["When are invoices sent?"]
 
 
@@ -179,7 +179,7 @@ def test_sweep_prints_the_table_the_front_and_the_lines_to_paste(library, tmp_pa
             "--min-retention needs labelled",
         ),
         (["--question", "Q", "--last", "3"], "--last picks recent questions"),
-        (["--question", "Q", "--channel", "mcp"], "--channel picks recent questions"),
+        (["--question", "Q", "--channels", "mcp"], "--channels picks recent questions"),
         (["--last", "0"], "--last must be at least 1"),
     ],
 )

@@ -290,9 +290,9 @@ def test_a_worker_killed_mid_run_leaves_a_run_that_completes_once(
     """The first worker is killed (SIGKILL) after its first question; a second worker, started later, runs the
     watchdog task the claim deferred, which queues the silent run again, and completes it: every question has
     exactly one result, from the attempt that finished."""
-    from oraculo.eval_actions import eval_run_create
-    from oraculo.evaluation import eval_params_build
-    from oraculo.questions import LabelledQuestion
+    from oraculo.evaluation.params import eval_params_build
+    from oraculo.evaluation.questions import LabelledQuestion
+    from oraculo.evaluation.services import eval_run_create
 
     _, url = db_proxy
     questions = [

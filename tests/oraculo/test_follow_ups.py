@@ -10,8 +10,8 @@ import pytest
 from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
 
+from oraculo.evaluation.selectors import recent_questions
 from oraculo.models import OraculoQuery, WidgetKey
-from oraculo.questions import recent_questions
 
 pytestmark = pytest.mark.django_db
 

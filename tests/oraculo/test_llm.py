@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from biblioteca.retrieval import RetrievedChunk
+from biblioteca.search import RetrievedChunk
 from oraculo.llm import LLMAnswer, LLMError, build_messages, get_client, llm_configured, synthesize_answer
 from tests.conftest import free_port
 from tests.oraculo.fake_llm import MODEL

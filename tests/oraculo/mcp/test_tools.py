@@ -251,9 +251,9 @@ def test_eval_beyond_the_inline_limit_is_queued_run_by_a_worker_and_read_back(mc
 
 
 def test_a_run_of_someone_else_is_not_found(mcp_url, ingested):
-    from oraculo.eval_actions import eval_run_create
-    from oraculo.evaluation import eval_params_build
-    from oraculo.questions import LabelledQuestion
+    from oraculo.evaluation.params import eval_params_build
+    from oraculo.evaluation.questions import LabelledQuestion
+    from oraculo.evaluation.services import eval_run_create
 
     owner, _ = staff_token("owner", *EVAL)
     _, token = staff_token("other", *EVAL)
@@ -393,7 +393,9 @@ def test_an_embedding_model_that_is_down_is_a_tool_error_not_a_500(mcp_url, inge
         connect(mcp_url, token=token, seen=seen), lambda c: c.call_tool("bib_ask", {"query": "anything new"})
     )
     assert (
-        result.is_error and result.content[0].text == "The embedding model is unavailable. Try again shortly."
+        result.is_error
+        and result.content[0].text
+        == "The embedding model is unavailable. Try again shortly.\nTry again in 30 s."
     )
     assert {r.status_code for r in seen} == {200}
 

@@ -1,23 +1,28 @@
-"""Staff API for the A/B harness: queue an evaluation run, then follow it. Thin doors onto eval_actions."""
+"""Staff API for the A/B harness: queue an evaluation run (`evaluation_start`), then follow it. Thin doors: the
+services' errors become responses in config.api's exception handler."""
 
 from __future__ import annotations
 
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
 from rest_framework import status
-from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
+from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
 from rest_framework.views import APIView
 
 from config.doors import JSONParser
-from oraculo.api.eval_serializers import EvalRunCreatedSerializer, EvalRunCreateSerializer, EvalRunSerializer
-from oraculo.api.permissions import VIEW_QUERIES, EvalRunPermission
+from oraculo.api.permissions import EvalRunPermission
 from oraculo.api.throttling import EvalRunCreateThrottle
-from oraculo.eval_actions import eval_run_create, eval_runs_requeue_stalled
-from oraculo.evaluation import EvalParamsError, eval_params_build, run_report
-from oraculo.models import EvalRun
-from oraculo.questions import DEFAULT_LAST, recent_questions
+from oraculo.evaluation.api.serializers import (
+    EvalRunCreatedSerializer,
+    EvalRunCreateSerializer,
+    EvalRunSerializer,
+)
+from oraculo.evaluation.params import eval_params_build
+from oraculo.evaluation.selectors import eval_runs_readable, run_report
+from oraculo.evaluation.services import QuestionSource, evaluation_start
+from oraculo.evaluation.worker import eval_runs_requeue_stalled
 
 TAGS = ["evaluation"]
 
@@ -63,41 +68,20 @@ class EvalRunCreateView(APIView):
         serializer = EvalRunCreateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        try:
-            params = eval_params_build(
-                variants=data.get("variants"),
-                top_k=data.get("top_k"),
-                trim_threshold=data.get("trim_threshold"),
-                trim_window=data.get("trim_window"),
-                synthesize=data["synthesize"],
-                app=data.get("app"),
-                source_type=data.get("source_type"),
-                sweep=data.get("sweep"),
-                min_retention=data.get("min_retention"),
-                min_overlap=data.get("min_overlap"),
-            )
-        except EvalParamsError as exc:
-            raise ValidationError({"non_field_errors": [str(exc)]}) from exc
-        if not data.get("questions") and not request.user.has_perm(VIEW_QUERIES):
-            raise PermissionDenied(
-                "Evaluating the question log needs the permission to view queries; send `questions` instead."
-            )
-        questions = data.get("questions") or recent_questions(
-            last=data.get("last", DEFAULT_LAST), app=params.app
+        params = eval_params_build(
+            variants=data.get("variants"),
+            top_k=data.get("top_k"),
+            trim_threshold=data.get("trim_threshold"),
+            trim_window=data.get("trim_window"),
+            synthesize=data["synthesize"],
+            app=data.get("app"),
+            source_type=data.get("source_type"),
+            sweep=data.get("sweep"),
+            min_retention=data.get("min_retention"),
+            min_overlap=data.get("min_overlap"),
         )
-        if not questions:
-            raise ValidationError(
-                {
-                    "questions": [
-                        "No questions found: nobody has asked anything yet"
-                        + (f" in app {params.app!r}" if params.app else "")
-                        + "; send `questions`."
-                    ]
-                }
-            )
-        if data.get("min_retention") is not None and not any(q.expected_answer for q in questions):
-            raise ValidationError({"min_retention": ["Needs labelled questions (with expected_answer)."]})
-        run = eval_run_create(questions=questions, params=params, created_by=request.user)
+        questions = QuestionSource(explicit=data.get("questions"), last=data.get("last"))
+        run = evaluation_start(questions=questions, params=params, created_by=request.user)
         url = reverse("eval-run-detail", args=[run.pk], request=request)
         body = EvalRunCreatedSerializer(
             {"id": run.pk, "status": run.status, "total": run.total, "url": url}
@@ -122,8 +106,8 @@ class EvalRunDetailView(APIView):
     )
     def get(self, request: Request, run_id: int) -> Response:
         eval_runs_requeue_stalled()
-        run = EvalRun.objects.filter(pk=run_id).first()
-        if run is None or (run.created_by_id != request.user.pk and not request.user.has_perm(VIEW_QUERIES)):
+        run = eval_runs_readable(user=request.user).filter(pk=run_id).first()
+        if run is None:
             raise NotFound("No such evaluation run.")
         report = run_report(run=run)
         body = {

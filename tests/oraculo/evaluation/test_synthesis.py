@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from oraculo.eval_actions import eval_run_create
-from oraculo.evaluation import eval_params_build, evaluation_run
+from oraculo.evaluation.harness import evaluation_run
+from oraculo.evaluation.params import eval_params_build
+from oraculo.evaluation.questions import LabelledQuestion
+from oraculo.evaluation.services import eval_run_create
 from oraculo.models import EvalRun
-from oraculo.questions import LabelledQuestion
-from tests.oraculo.test_eval_worker import run_worker
+from tests.oraculo.evaluation.test_worker import run_worker
 
 QUESTIONS = [LabelledQuestion("How do I reset my password?"), LabelledQuestion("When are invoices sent?")]
 
@@ -20,7 +21,7 @@ def test_each_variant_gets_an_answer_with_similarity_and_citations(library, fake
         questions=QUESTIONS, params=eval_params_build(app=library, synthesize=True, trim_threshold=0.85)
     )
     assert len(fake_llm.requests) == 4, "one chat call per question and variant"
-    for result in report.results:
+    for result in report.as_dict()["results"]:
         base, trim = result["variants"]["baseline"], result["variants"]["trim"]
         for variant in (base, trim):
             assert variant["answer"].startswith("According to [Doc: ")
@@ -29,7 +30,9 @@ def test_each_variant_gets_an_answer_with_similarity_and_citations(library, fake
         assert 0.0 < result["answer_similarity"] <= 1.0
         assert "error" not in result
     identical = [
-        r for r in report.results if r["variants"]["baseline"]["answer"] == r["variants"]["trim"]["answer"]
+        r
+        for r in report.as_dict()["results"]
+        if r["variants"]["baseline"]["answer"] == r["variants"]["trim"]["answer"]
     ]
     assert all(r["answer_similarity"] == pytest.approx(1.0, abs=1e-3) for r in identical)
     summary = report.summary

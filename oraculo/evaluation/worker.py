@@ -1,68 +1,26 @@
-"""Every write to EvalRun and EvalResult: creating a run (and enqueuing it), executing it, saving a finished one."""
+"""A queued run's life on the worker: claimed under an attempt number, executed with a heartbeat and each
+question's result written as it comes, watched by a deferred watchdog, and queued again when its worker went
+silent (or, by hand, when it failed)."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
 from datetime import timedelta
 
 from django.conf import settings
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from config.api import ServiceError
-from oraculo.evaluation import EvalParams, EvalReport, evaluation_run
+from biblioteca.errors import ConflictError
+from oraculo.evaluation.harness import QuestionResult, evaluation_run
+from oraculo.evaluation.params import EvalParams
+from oraculo.evaluation.questions import LabelledQuestion
 from oraculo.models import EvalResult, EvalRun
-from oraculo.questions import LabelledQuestion
 
 logger = logging.getLogger(__name__)
 
 ACTIVE = (EvalRun.Status.QUEUED, EvalRun.Status.RUNNING)
-
-
-def _user(user: AbstractBaseUser | None) -> AbstractBaseUser | None:
-    return user if user is not None and user.is_authenticated else None
-
-
-class TooManyActiveRuns(ServiceError):
-    """Each person may have only EVAL_MAX_ACTIVE_RUNS_PER_USER runs queued or running: runs can call the LLM
-    for every question, so one token must not fill the queue."""
-
-    status_code = 429
-    retry_after = 60
-
-
-def eval_run_create(
-    *, questions: Sequence[LabelledQuestion], params: EvalParams, created_by: AbstractBaseUser | None = None
-) -> EvalRun:
-    """A queued run with one pending row per question, enqueued in the same transaction: it never runs inside
-    the request, and a worker never sees a half-created run."""
-    from oraculo.tasks import eval_run_task
-
-    if not questions:
-        raise ValueError("An evaluation needs at least one question.")
-    eval_runs_requeue_stalled()
-    user = _user(created_by)
-    with transaction.atomic():
-        if user is not None:
-            # One lock per person, so two requests at once cannot both pass the cap.
-            get_user_model().objects.select_for_update().filter(pk=user.pk).first()
-            active = EvalRun.objects.filter(created_by=user, status__in=ACTIVE).count()
-            if active >= settings.EVAL_MAX_ACTIVE_RUNS_PER_USER:
-                raise TooManyActiveRuns(
-                    f"You already have {active} evaluation run(s) queued or running (at most "
-                    f"{settings.EVAL_MAX_ACTIVE_RUNS_PER_USER}); wait until one finishes."
-                )
-        run = EvalRun.objects.create(params=params.as_dict(), total=len(questions), created_by=user)
-        EvalResult.objects.bulk_create(
-            EvalResult(run=run, position=i, question=q.question, expected_answer=q.expected_answer)
-            for i, q in enumerate(questions, start=1)
-        )
-        eval_run_task.enqueue(run_id=run.pk)
-    return run
 
 
 class Superseded(Exception):
@@ -127,15 +85,15 @@ def eval_run_execute(*, run_id: int) -> None:
     rows = list(EvalResult.objects.filter(run_id=run_id).order_by("position"))
     mine = EvalRun.objects.filter(pk=run_id, attempt=attempt, status=EvalRun.Status.RUNNING)
 
-    def on_progress(done: int, total: int, result: dict | None) -> None:
+    def on_progress(done: int, total: int, result: QuestionResult | None) -> None:
         with transaction.atomic():
             if not list(mine.select_for_update().values_list("pk", flat=True)):
                 raise Superseded
             if result is not None:
                 EvalResult.objects.filter(pk=rows[done - 1].pk).update(
-                    variants=result["variants"],
-                    answer_similarity=result.get("answer_similarity"),
-                    error=result.get("error", ""),
+                    variants={name: v.as_dict() for name, v in result.variants.items()},
+                    answer_similarity=result.answer_similarity,
+                    error=result.error,
                 )
             mine.update(progress=done, heartbeat_at=timezone.now())
 
@@ -198,7 +156,7 @@ def eval_run_requeue(*, run_id: int, stalled_after: timedelta | None = None) -> 
     with transaction.atomic():
         run = EvalRun.objects.select_for_update().get(pk=run_id)
         if run.status != EvalRun.Status.FAILED and not _is_stalled(run, stalled_after):
-            raise ValueError(
+            raise ConflictError(
                 f"{run} is {run.status}; only failed runs, or running ones silent for "
                 f"{int(stalled_after.total_seconds() // 60)} minutes, can be queued again."
             )
@@ -227,35 +185,3 @@ def eval_runs_requeue_stalled(*, stalled_after: timedelta | None = None) -> list
     if requeued:
         logger.warning("evaluation runs %s went silent and were queued again", requeued)
     return requeued
-
-
-@transaction.atomic
-def eval_run_save(
-    *, report: EvalReport, params: EvalParams, created_by: AbstractBaseUser | None = None
-) -> EvalRun:
-    """Store a run already executed elsewhere (the command's --save) as a finished EvalRun."""
-    now = timezone.now()
-    run = EvalRun.objects.create(
-        params=params.as_dict(),
-        status=EvalRun.Status.DONE,
-        total=len(report.results),
-        progress=len(report.results),
-        summary=report.summary,
-        sweep=report.sweep.as_dict() if report.sweep else {},
-        created_by=_user(created_by),
-        started_at=now,
-        finished_at=now,
-    )
-    EvalResult.objects.bulk_create(
-        EvalResult(
-            run=run,
-            position=i,
-            question=r["question"],
-            expected_answer=r.get("expected_answer", ""),
-            variants=r["variants"],
-            answer_similarity=r.get("answer_similarity"),
-            error=r.get("error", ""),
-        )
-        for i, r in enumerate(report.results, start=1)
-    )
-    return run

@@ -8,8 +8,8 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from oraculo.models import EvalRun, OraculoQuery
-from tests.oraculo.test_eval_worker import run_worker
-from tests.oraculo.test_evaluation import SEED_SUMMARY_KEYS
+from tests.oraculo.evaluation.test_harness import SEED_SUMMARY_KEYS
+from tests.oraculo.evaluation.test_worker import run_worker
 
 CREATE = "/api/v1/eval-runs"
 

@@ -13,8 +13,8 @@ from django.contrib.auth.models import Permission, User
 from django.urls import reverse
 
 from oraculo.models import EvalRun, OraculoQuery
-from tests.oraculo.test_eval_worker import run_worker
-from tests.oraculo.test_evaluation import SEED_SUMMARY_KEYS, SEED_VARIANT_KEYS
+from tests.oraculo.evaluation.test_harness import SEED_SUMMARY_KEYS, SEED_VARIANT_KEYS
+from tests.oraculo.evaluation.test_worker import run_worker
 
 CHANGELIST = "admin:oraculo_oraculoquery_changelist"
 EVALUATE = "admin:oraculo_oraculoquery_evaluate"
@@ -221,9 +221,9 @@ def test_staff_without_the_permission_cannot_evaluate(client, asked):
 
 @pytest.mark.django_db
 def test_the_queue_again_action_requeues_a_failed_run_and_explains_a_refusal(admin_client, library):
-    from oraculo.eval_actions import eval_run_create
-    from oraculo.evaluation import eval_params_build
-    from oraculo.questions import LabelledQuestion
+    from oraculo.evaluation.params import eval_params_build
+    from oraculo.evaluation.questions import LabelledQuestion
+    from oraculo.evaluation.services import eval_run_create
 
     failed, done = (
         eval_run_create(questions=[LabelledQuestion("Q")], params=eval_params_build(app=library))
@@ -255,9 +255,9 @@ def test_the_evaluate_page_needs_the_permission_to_view_queries(client, asked):
 
 @pytest.mark.django_db
 def test_queue_again_needs_the_change_permission(client, library):
-    from oraculo.eval_actions import eval_run_create
-    from oraculo.evaluation import eval_params_build
-    from oraculo.questions import LabelledQuestion
+    from oraculo.evaluation.params import eval_params_build
+    from oraculo.evaluation.questions import LabelledQuestion
+    from oraculo.evaluation.services import eval_run_create
 
     run = eval_run_create(questions=[LabelledQuestion("Q")], params=eval_params_build(app=library))
     EvalRun.objects.filter(pk=run.pk).update(status=EvalRun.Status.FAILED, error="boom")
@@ -277,9 +277,9 @@ def test_queue_again_needs_the_change_permission(client, library):
 
 @pytest.mark.django_db
 def test_other_peoples_runs_need_the_permission_to_view_queries(client, library):
-    from oraculo.eval_actions import eval_run_create
-    from oraculo.evaluation import eval_params_build
-    from oraculo.questions import LabelledQuestion
+    from oraculo.evaluation.params import eval_params_build
+    from oraculo.evaluation.questions import LabelledQuestion
+    from oraculo.evaluation.services import eval_run_create
 
     owner = User.objects.create_user("owner", is_staff=True)
     run = eval_run_create(
@@ -296,3 +296,61 @@ def test_other_peoples_runs_need_the_permission_to_view_queries(client, library)
     user.user_permissions.add(Permission.objects.get(codename="view_oraculoquery"))
     client.force_login(User.objects.get(pk=user.pk))
     assert client.get(page).status_code == 200
+
+
+# --- query counts: an N+1 fails here ---------------------------------------------------------------------
+
+RUN_PAGE_QUERIES = 6
+RUNS_CHANGELIST_QUERIES = 5
+
+
+def _finished_run(user, questions: int) -> EvalRun:
+    variant = {"chunk_ids": [1, 2], "top_score": 0.9, "tokens": 100, "tokens_before": 100, "latency_ms": 5.0}
+    trim = variant | {"tokens": 60, "overlap_vs_baseline": 1.0, "trim_embedding_calls": 0}
+    run = EvalRun.objects.create(
+        params={"variants": ["baseline", "trim"], "top_k": 5},
+        status=EvalRun.Status.DONE,
+        total=questions,
+        progress=questions,
+        summary={"questions": questions, "token_reduction_pct": 40},
+        created_by=user,
+    )
+    run.results.bulk_create(
+        run.results.model(run=run, position=i, question=f"Q{i}", variants={"baseline": variant, "trim": trim})
+        for i in range(1, questions + 1)
+    )
+    return run
+
+
+@pytest.mark.django_db
+def test_the_run_page_takes_as_many_queries_for_many_questions_as_for_few(
+    admin_client, admin_user, django_assert_num_queries
+):
+    few, many = _finished_run(admin_user, 2), _finished_run(admin_user, 30)
+    for run in (few, many):
+        with django_assert_num_queries(RUN_PAGE_QUERIES):
+            page = admin_client.get(reverse("admin:oraculo_evalrun_change", args=[run.pk]))
+        assert page.status_code == 200 and "Q2" in page.content.decode()
+
+
+@pytest.mark.django_db
+def test_the_runs_changelist_takes_a_fixed_number_of_queries(
+    admin_client, admin_user, django_assert_num_queries
+):
+    _finished_run(admin_user, 1)
+    with django_assert_num_queries(RUNS_CHANGELIST_QUERIES):
+        assert admin_client.get(reverse("admin:oraculo_evalrun_changelist")).status_code == 200
+    for i in range(6):
+        _finished_run(User.objects.create_user(f"analyst{i}", is_staff=True), 3)
+    with django_assert_num_queries(RUNS_CHANGELIST_QUERIES):
+        assert admin_client.get(reverse("admin:oraculo_evalrun_changelist")).status_code == 200
+
+
+@pytest.mark.django_db
+def test_a_retention_floor_on_unlabelled_questions_is_refused_in_the_form(admin_client, asked, library):
+    url = reverse(EVALUATE) + "?last=15"
+    data = form_data(library, sweep_thresholds="0.8,0.9", sweep_windows="1", min_retention=99)
+    page = admin_client.post(url, {**data, "last": "15", "qapp": library})
+    assert page.status_code == 200
+    assert "min_retention needs labelled questions" in page.content.decode()
+    assert not EvalRun.objects.exists()

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from oraculo.api.eval_views import EvalRunCreateView, EvalRunDetailView
+from oraculo.evaluation.api.views import EvalRunCreateView, EvalRunDetailView
 
 urlpatterns = [
     path("eval-runs", EvalRunCreateView.as_view(), name="eval-run-create"),

@@ -8,14 +8,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from oraculo.evaluation.questions import LabelledQuestion, QuestionFileError, questions_parse, questions_read
+from oraculo.evaluation.selectors import recent_questions
 from oraculo.models import Channel, OraculoQuery
-from oraculo.questions import (
-    LabelledQuestion,
-    QuestionFileError,
-    questions_parse,
-    questions_read,
-    recent_questions,
-)
 
 
 def test_plain_text_is_one_question_per_line_without_blanks_or_comments():
@@ -122,7 +117,7 @@ def test_default_selection_can_keep_only_some_channels():
 
 
 def test_gold_is_read_as_the_expected_answer_and_other_keys_are_ignored():
-    from oraculo.questions import questions_parse
+    from oraculo.evaluation.questions import questions_parse
 
     (question,) = questions_parse(
         text='{"id": "en-01", "lang": "en", "question": "Port?", "gold": "8000"}', name="set.jsonl"

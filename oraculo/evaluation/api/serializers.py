@@ -6,11 +6,11 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from biblioteca.retrieval import MAX_TOP_K
+from biblioteca.search import MAX_TOP_K
 from config.api import StrictInputSerializer
-from oraculo.evaluation import MAX_TRIM_WINDOW, VARIANTS
+from oraculo.evaluation.params import MAX_TRIM_WINDOW, VARIANTS
+from oraculo.evaluation.questions import DEFAULT_LAST, LabelledQuestion
 from oraculo.models import EvalRun
-from oraculo.questions import DEFAULT_LAST, LabelledQuestion
 
 MAX_API_QUESTIONS = 1000
 
@@ -143,9 +143,9 @@ class EvalRunSerializer(serializers.Serializer):
     total = serializers.IntegerField()
     params = _Object()
     summary = _Object(
-        help_text="The seed's summary (questions, top_k, trim_threshold, trim_window, "
-        "avg_tokens_baseline, avg_tokens_trim, token_reduction_pct, "
-        "avg_overlap_vs_baseline) plus added measures. Empty until done."
+        help_text="questions, top_k, trim_threshold, trim_window, avg_tokens_baseline, avg_tokens_trim, "
+        "token_reduction_pct, avg_overlap_vs_baseline, then latency, retention, similarity and citation "
+        "measures as they apply. Empty until done."
     )
     sweep = _Object(required=False, help_text="For a sweep: rows, Pareto front, recommendation, env lines.")
     error = serializers.CharField(allow_blank=True)

@@ -6,10 +6,12 @@ import pytest
 from django.core.management import call_command
 from django_tasks_db.models import DBTaskResult
 
-from oraculo.eval_actions import eval_run_create, eval_run_execute
-from oraculo.evaluation import eval_params_build
+from biblioteca.errors import ConflictError
+from oraculo.evaluation.params import eval_params_build
+from oraculo.evaluation.questions import LabelledQuestion
+from oraculo.evaluation.services import eval_run_create
+from oraculo.evaluation.worker import eval_run_execute
 from oraculo.models import EvalRun
-from oraculo.questions import LabelledQuestion
 
 
 def run_worker(monkeypatch) -> None:
@@ -68,7 +70,7 @@ def test_a_failure_ends_the_run_as_failed_with_the_error(library, monkeypatch):
     def broken(**kwargs):
         raise RuntimeError("pgvector went away")
 
-    monkeypatch.setattr("oraculo.eval_actions.evaluation_run", broken)
+    monkeypatch.setattr("oraculo.evaluation.worker.evaluation_run", broken)
     eval_run_execute(run_id=run.pk)
     run.refresh_from_db()
     assert run.status == EvalRun.Status.FAILED
@@ -80,14 +82,16 @@ def test_a_failure_ends_the_run_as_failed_with_the_error(library, monkeypatch):
 def test_only_a_queued_run_executes(library, monkeypatch):
     run = eval_run_create(questions=[LabelledQuestion("Q")], params=eval_params_build(app=library))
     EvalRun.objects.filter(pk=run.pk).update(status=EvalRun.Status.DONE)
-    monkeypatch.setattr("oraculo.eval_actions.evaluation_run", lambda **kw: pytest.fail("must not run twice"))
+    monkeypatch.setattr(
+        "oraculo.evaluation.worker.evaluation_run", lambda **kw: pytest.fail("must not run twice")
+    )
     eval_run_execute(run_id=run.pk)
     eval_run_execute(run_id=999_999)
 
 
 @pytest.mark.django_db
 def test_a_failed_run_queued_again_is_completed_by_the_worker(library, monkeypatch):
-    from oraculo.eval_actions import eval_run_requeue
+    from oraculo.evaluation.worker import eval_run_requeue
 
     run = eval_run_create(
         questions=[LabelledQuestion("How do I reset my password?", "30 minutes")],
@@ -108,13 +112,13 @@ def test_a_running_run_is_queued_again_only_once_its_worker_went_silent(library)
 
     from django.utils import timezone
 
-    from oraculo.eval_actions import eval_run_requeue
+    from oraculo.evaluation.worker import eval_run_requeue
 
     run = eval_run_create(questions=[LabelledQuestion("Q")], params=eval_params_build(app=library))
     EvalRun.objects.filter(pk=run.pk).update(
         status=EvalRun.Status.RUNNING, progress=1, heartbeat_at=timezone.now() - timedelta(minutes=2)
     )
-    with pytest.raises(ValueError, match="only failed runs, or running ones silent for 10 minutes"):
+    with pytest.raises(ConflictError, match="only failed runs, or running ones silent for 10 minutes"):
         eval_run_requeue(run_id=run.pk)
     EvalRun.objects.filter(pk=run.pk).update(heartbeat_at=timezone.now() - timedelta(minutes=11))
     run = eval_run_requeue(run_id=run.pk)
@@ -122,7 +126,7 @@ def test_a_running_run_is_queued_again_only_once_its_worker_went_silent(library)
     assert DBTaskResult.objects.filter(args_kwargs__kwargs__run_id=run.pk).count() == 2
     done = EvalRun.objects.filter(pk=run.pk)
     done.update(status=EvalRun.Status.DONE)
-    with pytest.raises(ValueError, match="is done"):
+    with pytest.raises(ConflictError, match="is done"):
         eval_run_requeue(run_id=run.pk)
 
 
@@ -163,8 +167,13 @@ def test_a_requeued_run_and_its_slow_original_worker_cannot_both_write(library, 
 
     from django.utils import timezone
 
-    from oraculo import eval_actions
+    from oraculo.evaluation import worker as eval_actions
+    from oraculo.evaluation.harness import QuestionResult, VariantResult
 
+    stale = QuestionResult(
+        question="How do I reset my password?",
+        variants={"baseline": VariantResult("baseline", [], 0.0, 0, 0, 0.0)},
+    )
     settings.EVAL_STALLED_AFTER = 60
     real_run = eval_actions.evaluation_run
     run = eval_run_create(
@@ -178,13 +187,13 @@ def test_a_requeued_run_and_its_slow_original_worker_cannot_both_write(library, 
 
     def slow_original(*, questions, params, on_progress):
         """Answers question 1, then stalls; the run is requeued and redone by another worker meanwhile."""
-        on_progress(1, 2, {"variants": {"baseline": {"stale": True}}})
+        on_progress(1, 2, stale)
         EvalRun.objects.filter(pk=run.pk).update(heartbeat_at=timezone.now() - timedelta(seconds=61))
         monkeypatch.setattr(eval_actions, "evaluation_run", real_run)
         assert eval_actions.eval_runs_requeue_stalled() == [run.pk]
         eval_run_execute(run_id=run.pk)
         seen["after_second_worker"] = list(EvalRun.objects.filter(pk=run.pk).values_list("status", "attempt"))
-        on_progress(2, 2, {"variants": {"baseline": {"stale": True}}})
+        on_progress(2, 2, stale)
         pytest.fail("the superseded worker went on writing")
 
     monkeypatch.setattr(eval_actions, "evaluation_run", slow_original)
@@ -204,7 +213,7 @@ def test_each_claim_leaves_a_watchdog_that_requeues_a_silent_attempt(library, mo
 
     from django.utils import timezone
 
-    from oraculo.eval_actions import _claim, eval_run_watch
+    from oraculo.evaluation.worker import _claim, eval_run_watch
 
     settings.EVAL_STALLED_AFTER = 60
     run = eval_run_create(questions=[LabelledQuestion("Q")], params=eval_params_build(app=library))

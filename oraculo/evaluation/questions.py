@@ -1,5 +1,5 @@
-"""Where evaluation questions come from: explicit lists, question files (plain text or JSONL), or the last real
-questions people asked.
+"""Evaluation questions as given: explicit lists and question files (plain text or JSONL). The last questions
+people asked are read by `oraculo.evaluation.selectors.recent_questions`.
 
 A team measures quality on its own gold set, so a file may carry the expected answer with each question; a
 malformed line is refused with its line number rather than silently skipped.
@@ -8,20 +8,17 @@ malformed line is refused with its line number rather than silently skipped.
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from django.db.models import Max, TextField, Value
-from django.db.models.functions import Coalesce, NullIf, Trim
-
+from biblioteca.errors import ApplicationError
 from config.validation import text_problem
-from oraculo.models import OraculoQuery
 
 DEFAULT_LAST = 15
 
 
-class QuestionFileError(ValueError):
+class QuestionFileError(ApplicationError):
     """A question file that cannot be read; the message names the file and line."""
 
 
@@ -111,25 +108,3 @@ def questions_read(*, path: str | Path) -> list[LabelledQuestion]:
     except OSError as exc:
         raise QuestionFileError(f"{path}: cannot be read ({exc.strerror}).") from exc
     return questions_parse(text=text, name=str(path))
-
-
-def recent_questions(
-    *, last: int = DEFAULT_LAST, app: str | None = None, channels: Collection[str] | None = None
-) -> list[LabelledQuestion]:
-    """The `last` most recently asked distinct questions (newest first), optionally of one app and only from
-    some channels (agents' questions left out, say); a follow-up as it was searched (rewritten with its
-    thread's context), so replaying it replays the thread."""
-    qs = OraculoQuery.objects.all()
-    if app:
-        qs = qs.filter(app=app)
-    if channels:
-        qs = qs.filter(channel__in=list(channels))
-    searched = Coalesce(NullIf("retrieval_question", Value("", output_field=TextField())), "question")
-    rows = (
-        qs.annotate(text=Trim(searched))
-        .exclude(text="")
-        .values("text")
-        .annotate(last_asked=Max("created_at"), last_id=Max("id"))
-        .order_by("-last_asked", "-last_id")[:last]
-    )
-    return [LabelledQuestion(row["text"]) for row in rows]

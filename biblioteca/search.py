@@ -1,0 +1,158 @@
+"""search(): the best passages for a query vector (and, hybrid, its text): stored chunks ranked by the hybrid
+search, each grown with its neighbours into a passage up to a word budget."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+from django.conf import settings
+
+from biblioteca.passages import Joined, Piece, grow, join
+from biblioteca.selectors import HybridParams, chunk_neighbours, chunk_search
+from biblioteca.text.chunking import passage_header
+
+MAX_TOP_K = 20
+
+
+@dataclass(frozen=True)
+class RetrievedChunk:
+    id: int
+    chunk_id: str
+    document_id: int
+    title: str
+    heading_path: list[str]
+    url: str
+    score: float
+    text: str
+    original_text: str
+    trimmed: bool = False
+    language: str = ""
+    layout: Joined | None = field(default=None, repr=False, compare=False)
+    query_terms: Mapping[str, float] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def member_ids(self) -> list[int]:
+        """The stored chunks this passage is made of (the hit alone when it was not grown)."""
+        return [m.chunk_id for m in self.layout.members] if self.layout else [self.id]
+
+    @property
+    def doc_line(self) -> str:
+        return passage_header(title=self.title, heading_path=self.heading_path)
+
+    @property
+    def content(self) -> str:
+        return f"{self.doc_line}\n{self.text}"
+
+    def as_dict(self) -> dict:
+        return {
+            "id": self.id,
+            "chunk_id": self.chunk_id,
+            "document_id": self.document_id,
+            "title": self.title,
+            "heading_path": self.heading_path,
+            "url": self.url,
+            "score": round(self.score, 4),
+            "content": self.content,
+        }
+
+
+def hybrid_params() -> HybridParams:
+    return HybridParams(
+        candidates=settings.RETRIEVAL_HYBRID_CANDIDATES,
+        rrf_k=settings.RETRIEVAL_HYBRID_RRF_K,
+        vector_weight=settings.RETRIEVAL_HYBRID_VECTOR_WEIGHT,
+        lexical_weight=settings.RETRIEVAL_HYBRID_LEXICAL_WEIGHT,
+    )
+
+
+def search(
+    *,
+    query_vector: np.ndarray,
+    top_k: int = 5,
+    filters: Mapping[str, str | None] | None = None,
+    query_text: str | None = None,
+    hybrid: bool = False,
+    passage_words: int | None = None,
+) -> list[RetrievedChunk]:
+    """The best `top_k` passages: chunks nearest by cosine, or (`hybrid` with a `query_text`) fused with
+    full-text search, each grown with its neighbours up to `passage_words` (None: RETRIEVAL_PASSAGE_WORDS)."""
+    if not 1 <= top_k <= MAX_TOP_K:
+        raise ValueError(f"top_k must be between 1 and {MAX_TOP_K}")
+    filters = filters or {}
+    unknown = set(filters) - {"app", "source_type"}
+    if unknown:
+        raise ValueError(f"unknown filter(s): {', '.join(sorted(unknown))}")
+    budget = settings.RETRIEVAL_PASSAGE_WORDS if passage_words is None else passage_words
+    # Growing can absorb a lower hit into a higher one's passage; a few spare hits refill the freed places.
+    fetch = 2 * top_k if budget else top_k
+    rows = chunk_search(
+        query_vector=query_vector,
+        top_k=fetch,
+        app=filters.get("app"),
+        source_type=filters.get("source_type"),
+        query_text=query_text,
+        hybrid=hybrid_params() if hybrid else None,
+    )
+    hits = [
+        RetrievedChunk(
+            id=c.id,
+            chunk_id=c.chunk_id,
+            document_id=c.document_id,
+            title=c.document.title,
+            heading_path=list(c.heading_path),
+            url=c.document.url,
+            score=c.score,
+            text=c.text,
+            original_text=c.text,
+            language=c.document.language,
+            query_terms=getattr(c, "query_terms", None),
+        )
+        for c in rows
+    ]
+    if not budget:
+        return hits[:top_k]
+    return grown_passages(hits, rows=rows, budget=budget, top_k=top_k)
+
+
+def _piece(row) -> Piece:
+    return Piece(
+        id=row.id,
+        index=row.chunk_index,
+        heading_path=tuple(row.heading_path),
+        text=row.text,
+        start=row.start_offset,
+        end=row.end_offset,
+    )
+
+
+def grown_passages(
+    hits: Sequence[RetrievedChunk], *, rows: Sequence, budget: int, top_k: int
+) -> list[RetrievedChunk]:
+    """The hits in rank order, each grown into a passage; a hit already inside a better one's passage is left
+    out, so the `top_k` passages cover as much as they can."""
+    neighbours = chunk_neighbours(hits=[(r.document_id, r.chunk_index) for r in rows])
+    taken: set[int] = set()
+    out: list[RetrievedChunk] = []
+    for hit, row in zip(hits, rows):
+        if hit.id in taken:
+            continue
+        pieces = grow(_piece(row), neighbours.get(row.document_id, []), budget=budget, taken=taken)
+        taken.update(p.id for p in pieces)
+        if len(pieces) == 1:
+            out.append(hit)
+        else:
+            joined = join(pieces)
+            out.append(
+                replace(
+                    hit,
+                    heading_path=list(joined.heading_path),
+                    text=joined.text,
+                    original_text=joined.text,
+                    layout=joined,
+                )
+            )
+        if len(out) == top_k:
+            break
+    return out

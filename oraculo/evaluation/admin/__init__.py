@@ -1,0 +1,1 @@
+"""The evaluation in the admin: the form that queues a run from the question log, and the run pages."""

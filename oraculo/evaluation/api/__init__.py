@@ -1,0 +1,1 @@
+"""The staff evaluation API: queue a run, then follow it."""
