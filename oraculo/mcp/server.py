@@ -51,6 +51,12 @@ def field_messages(detail: Any, prefix: str = "") -> list[str]:
     return [f"{prefix}: {detail}" if prefix else str(detail)]
 
 
+def _unrepeated(line: str) -> str:
+    """`last: last must be at least 1.` as `last must be at least 1.`: the message names its field already."""
+    field, _, text = line.partition(": ")
+    return text if text.startswith(field) else line
+
+
 def tool_error_message(exc: Exception) -> str | None:
     """What the calling model reads for an error it can act on, or None for a bug (logged, never shown)."""
     if isinstance(exc, ValidationError):
@@ -58,7 +64,7 @@ def tool_error_message(exc: Exception) -> str | None:
     if isinstance(exc, ApplicationError):
         fields = field_messages(exc.extra)
         if exc.status_code == 400 and fields and all(line.endswith(f": {exc.message}") for line in fields):
-            lines = ["Invalid arguments:", *(f"- {line}" for line in fields)]  # the message is its field's
+            lines = ["Invalid arguments:", *(f"- {_unrepeated(line)}" for line in fields)]
         else:
             lines = [exc.detail, *(f"- {line}" for line in fields)]
         if exc.retry_after:

@@ -298,6 +298,26 @@ def test_bad_arguments_are_tool_errors_with_a_message_per_field(mcp_url, protoco
     assert missing.content[0].text == "Invalid arguments:\n- id: This field is required."
 
 
+def test_evaluation_rules_broken_are_named_by_field(mcp_url, ingested):
+    _, token = staff_token("evaluator", *EVAL, "oraculo.view_oraculoquery")
+
+    async def use(client):
+        both = await client.call_tool("bib_eval_retrieval", {"questions": [QUESTION], "channels": ["mcp"]})
+        empty = await client.call_tool("bib_eval_retrieval", {"app": ingested, "channels": ["mcp"]})
+        return both, empty
+
+    both, empty = run(connect(mcp_url, token=token), use)
+    assert both.is_error and empty.is_error
+    assert both.content[0].text == (
+        "Invalid arguments:\n- channels picks recent questions; it cannot be combined with explicit questions "
+        "or a questions file."
+    )
+    assert empty.content[0].text.startswith(
+        f"Invalid arguments:\n- questions: No questions found for app '{ingested}'"
+    )
+    assert not EvalRun.objects.exists()
+
+
 @pytest.mark.parametrize("protocol", list(MODES))
 def test_an_unknown_tool_is_a_json_rpc_error(mcp_url, protocol):
     _, token = staff_token("agent")
