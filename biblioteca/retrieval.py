@@ -96,10 +96,13 @@ def resolve_trim_params(
         min_sentences=settings.RETRIEVAL_TRIM_MIN_SENTENCES if min_sentences is None else int(min_sentences),
         relative_margin=settings.RETRIEVAL_TRIM_RELATIVE_MARGIN,
         drop_margin=settings.RETRIEVAL_TRIM_DROP_MARGIN,
+        drop_score_margin=settings.RETRIEVAL_TRIM_DROP_SCORE_MARGIN,
+        passage_margin=settings.RETRIEVAL_TRIM_PASSAGE_MARGIN,
         lexical_weight=settings.RETRIEVAL_TRIM_LEXICAL_WEIGHT,
         heading_weight=settings.RETRIEVAL_TRIM_HEADING_WEIGHT,
         spread_factor=settings.RETRIEVAL_TRIM_SPREAD_FACTOR,
         companions=settings.RETRIEVAL_TRIM_COMPANIONS,
+        trim_markup=settings.RETRIEVAL_TRIM_MARKUP,
     )
 
 
