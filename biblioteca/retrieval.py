@@ -18,8 +18,10 @@ from biblioteca.embeddings import get_embedder
 from biblioteca.passages import Joined, Piece, grow, join, passage_sentences
 from biblioteca.selectors import (
     HybridParams,
+    ScoredSentences,
     StoredSentences,
     chunk_neighbours,
+    chunk_neighbours_scored,
     chunk_search,
     query_term_weights,
     sentences_for_chunks,
@@ -47,6 +49,9 @@ class RetrievedChunk:
     language: str = ""
     layout: Joined | None = field(default=None, repr=False, compare=False)
     query_terms: Mapping[str, float] | None = field(default=None, repr=False, compare=False)
+    # Its members' stored sentences scored against the question, read with the neighbours (`search`'s
+    # `score_sentences`), so trimming needs no read of its own.
+    sentences: Mapping[int, ScoredSentences] | None = field(default=None, repr=False, compare=False)
 
     @property
     def member_ids(self) -> list[int]:
@@ -123,9 +128,11 @@ def search(
     query_text: str | None = None,
     hybrid: bool = False,
     passage_words: int | None = None,
+    score_sentences: bool = False,
 ) -> list[RetrievedChunk]:
     """The best `top_k` passages: chunks nearest by cosine, or (`hybrid` with a `query_text`) fused with
-    full-text search, each grown with its neighbours up to `passage_words` (None: RETRIEVAL_PASSAGE_WORDS)."""
+    full-text search, each grown with its neighbours up to `passage_words` (None: RETRIEVAL_PASSAGE_WORDS);
+    with `score_sentences`, grown passages also carry their sentences' cosines for the trimmer."""
     if not 1 <= top_k <= MAX_TOP_K:
         raise ValueError(f"top_k must be between 1 and {MAX_TOP_K}")
     filters = filters or {}
@@ -161,7 +168,9 @@ def search(
     ]
     if not budget:
         return hits[:top_k]
-    return grown_passages(hits, rows=rows, budget=budget, top_k=top_k)
+    return grown_passages(
+        hits, rows=rows, budget=budget, top_k=top_k, query_vector=query_vector if score_sentences else None
+    )
 
 
 def _piece(row) -> Piece:
@@ -176,11 +185,22 @@ def _piece(row) -> Piece:
 
 
 def grown_passages(
-    hits: Sequence[RetrievedChunk], *, rows: Sequence, budget: int, top_k: int
+    hits: Sequence[RetrievedChunk],
+    *,
+    rows: Sequence,
+    budget: int,
+    top_k: int,
+    query_vector: np.ndarray | None = None,
 ) -> list[RetrievedChunk]:
     """The hits in rank order, each grown into a passage; a hit already inside a better one's passage is left
-    out, so the `top_k` passages cover as much as they can."""
-    neighbours = chunk_neighbours(hits=[(r.document_id, r.chunk_index) for r in rows])
+    out, so the `top_k` passages cover as much as they can. With `query_vector`, each passage carries its
+    members' sentences scored against it (read with the neighbours)."""
+    where = [(r.document_id, r.chunk_index) for r in rows]
+    scored: dict[int, ScoredSentences] | None = None
+    if query_vector is None:
+        neighbours = chunk_neighbours(hits=where)
+    else:
+        neighbours, scored = chunk_neighbours_scored(hits=where, query_vector=query_vector)
     taken: set[int] = set()
     out: list[RetrievedChunk] = []
     for hit, row in zip(hits, rows):
@@ -188,6 +208,8 @@ def grown_passages(
             continue
         pieces = grow(_piece(row), neighbours.get(row.document_id, []), budget=budget, taken=taken)
         taken.update(p.id for p in pieces)
+        if scored is not None:
+            hit = replace(hit, sentences={p.id: scored[p.id] for p in pieces if p.id in scored})
         if len(pieces) == 1:
             out.append(hit)
         else:
@@ -253,6 +275,8 @@ def stored_trim_inputs(
 ) -> list[TrimInput | None]:
     """Each passage's sentences as stored at ingest (mapped into a grown passage's text); None for a passage
     with a chunk stored without sentences."""
+    if stored is None and chunks and all(c.sentences is not None for c in chunks):
+        return [scored_trim_input(c) for c in chunks]
     if stored is None:
         stored = stored_sentences(chunks)
     inputs: list[TrimInput | None] = []
@@ -268,9 +292,35 @@ def stored_trim_inputs(
     return inputs
 
 
-def trim_input(chunk: RetrievedChunk, spans: Sequence[tuple[int, int]], vectors: np.ndarray) -> TrimInput:
+def scored_trim_input(chunk: RetrievedChunk) -> TrimInput | None:
+    """A passage's trimmer input from the cosines read with it; None when a member has no stored sentences."""
+    sentences = chunk.sentences or {}
+    if chunk.layout is None:
+        found = sentences.get(chunk.id)
+        return trim_input(chunk, found.spans, cosines=found.cosines) if found else None
+    composed = passage_sentences(
+        chunk.layout,
+        {i: s.spans for i, s in sentences.items()},
+        {i: s.cosines for i, s in sentences.items()},
+        dimensions=None,
+    )
+    return trim_input(chunk, composed[0], cosines=composed[1]) if composed else None
+
+
+def trim_input(
+    chunk: RetrievedChunk,
+    spans: Sequence[tuple[int, int]],
+    vectors: np.ndarray | None = None,
+    *,
+    cosines: np.ndarray | None = None,
+) -> TrimInput:
     return TrimInput(
-        chunk.original_text, spans, vectors, language=chunk.language, heading=" ".join(chunk.heading_path)
+        chunk.original_text,
+        spans,
+        vectors,
+        language=chunk.language,
+        heading=" ".join(chunk.heading_path),
+        cosines=cosines,
     )
 
 
@@ -324,13 +374,18 @@ def retrieve(
     timings["embedding"] = (time.perf_counter() - started) * 1000
     t = time.perf_counter()
     do_hybrid = settings.RETRIEVAL_HYBRID if hybrid is None else hybrid
+    do_trim = settings.RETRIEVAL_TRIM if trim is None else trim
     chunks = search(
-        query_vector=query_vector, top_k=top_k, filters=filters, query_text=query, hybrid=do_hybrid
+        query_vector=query_vector,
+        top_k=top_k,
+        filters=filters,
+        query_text=query,
+        hybrid=do_hybrid,
+        score_sentences=bool(do_trim),
     )
     timings["search"] = (time.perf_counter() - t) * 1000
     untrimmed_tokens = {c.id: chunk_tokens(c) for c in chunks}
     tokens_before = sum(untrimmed_tokens.values())
-    do_trim = settings.RETRIEVAL_TRIM if trim is None else trim
     params = calls = None
     if do_trim:
         params = resolve_trim_params(

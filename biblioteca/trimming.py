@@ -76,14 +76,25 @@ class TrimParams:
 
 @dataclass(frozen=True)
 class TrimInput:
-    """A chunk's text, its sentence spans (offsets into text) and their unit vectors, shape (n, d); its language
-    (to stem its words) and its heading path (the heading of the sentences before its first heading)."""
+    """A chunk's text, its sentence spans (offsets into text) and their unit vectors, shape (n, d), or their
+    cosines with the question when the database already computed them, shape (n,); its language (to stem its
+    words) and its heading path (the heading of the sentences before its first heading)."""
 
     text: str
     spans: Sequence[tuple[int, int]]
-    vectors: np.ndarray
+    vectors: np.ndarray | None
     language: str = ""
     heading: str = ""
+    cosines: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        if self.vectors is None and self.cosines is None:
+            raise ValueError("a TrimInput needs its sentences' vectors or their cosines")
+
+    def scores(self, query_vector: np.ndarray) -> np.ndarray:
+        if not len(self.spans):
+            return np.zeros(0, dtype=np.float32)
+        return self.cosines if self.cosines is not None else self.vectors @ query_vector
 
 
 @dataclass(frozen=True)
@@ -260,7 +271,7 @@ def trim_chunks(
 
     `query_terms` (stem -> rarity weight) feed the lexical evidence when `params.lexical_weight` is set.
     """
-    cosines = [c.vectors @ query_vector if len(c.spans) else np.zeros(0, dtype=np.float32) for c in chunks]
+    cosines = [c.scores(query_vector) for c in chunks]
     scores = cosines
     if params.lexical_weight and query_terms:
         scores = [
