@@ -38,6 +38,8 @@ def seed_trimming(settings):
     """The seed's rules alone: no query-relative floor, no dropped chunks."""
     settings.RETRIEVAL_TRIM_RELATIVE_MARGIN = None
     settings.RETRIEVAL_TRIM_DROP_MARGIN = None
+    settings.RETRIEVAL_TRIM_DROP_SCORE_MARGIN = None
+    settings.RETRIEVAL_TRIM_PASSAGE_MARGIN = None
 
 
 def test_trimming_cuts_tokens_keeps_the_answer_and_embeds_only_the_query(library, seed_trimming):
