@@ -151,6 +151,17 @@ def grid() -> dict[str, list[TrimParams]]:
             lexical_weight=[0.1, 0.15, 0.2, 0.25, 0.3],
             companions=[True],
         ),
+        "+ supporting passages cut harder (the defaults' family)": product(
+            threshold=[0.90],
+            window=[1],
+            relative_margin=[0.15, 0.17, 0.20],
+            drop_margin=[0.015, 0.02, 0.025],
+            drop_score_margin=[None, 0.06, 0.08, 0.10],
+            passage_margin=[None, 0.06, 0.08, 0.09, 0.10, 0.12],
+            lexical_weight=[0.2],
+            companions=[True],
+            trim_markup=[True],
+        ),
         "+ spread-adaptive margins": product(
             threshold=[0.90],
             window=[1],
@@ -167,9 +178,11 @@ def print_curves(sets: dict[str, tuple[list[Case], Callable]]) -> None:
     """The curves docs/en/calibration.md shows, as markdown tables: each default moved alone."""
     base = resolve_trim_params()
     curves = {
-        "relative margin": [("relative_margin", m) for m in (0.07, 0.10, 0.13, 0.15, 0.17, 0.20, 0.25)],
+        "relative margin": [("relative_margin", m) for m in (0.10, 0.13, 0.15, 0.17, 0.20, 0.22, 0.25)],
         "lexical weight": [("lexical_weight", w) for w in (None, 0.1, 0.15, 0.2, 0.25, 0.3)],
-        "drop margin": [("drop_margin", d) for d in (0.02, 0.025, 0.03, 0.04, 0.05)],
+        "drop margin": [("drop_margin", d) for d in (0.015, 0.02, 0.025, 0.03, 0.04)],
+        "drop score margin": [("drop_score_margin", d) for d in (None, 0.06, 0.07, 0.08, 0.10, 0.12)],
+        "passage margin": [("passage_margin", m) for m in (None, 0.06, 0.08, 0.09, 0.10, 0.12)],
     }
     for title, points in curves.items():
         print(f"\n| {title} | " + " | ".join(f"{name} retention / cut" for name in sets) + " |")

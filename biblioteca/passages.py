@@ -100,29 +100,29 @@ def join(pieces: Sequence[Piece]) -> Joined:
 def passage_sentences(
     joined: Joined,
     spans_by_chunk: Mapping[int, Sequence[tuple[int, int]]],
-    vectors_by_chunk: Mapping[int, np.ndarray],
+    values_by_chunk: Mapping[int, np.ndarray],
     *,
-    dimensions: int,
+    dimensions: int | None,
 ) -> tuple[list[tuple[int, int]], np.ndarray] | None:
-    """The passage's sentence spans (offsets into its text) and vectors, in order; None when a member has no
-    stored sentences. A put-back heading is a unit of its own with a zero vector: only words can keep it."""
-    units: list[tuple[int, int, np.ndarray]] = [
-        (a, b, np.zeros(dimensions, dtype=np.float32)) for a, b in joined.headings
-    ]
+    """The passage's sentence spans (offsets into its text) and per-sentence values, in order: vectors of
+    `dimensions`, or (`dimensions` None) cosines with the question; None when a member has no stored sentences.
+    A put-back heading is a unit of its own with a zero vector (cosine 0): only words can keep it."""
+    blank = np.zeros(dimensions or (), dtype=np.float32)
+    units: list[tuple[int, int, np.ndarray]] = [(a, b, blank) for a, b in joined.headings]
     for member in joined.members:
         spans = spans_by_chunk.get(member.chunk_id)
         if not spans:
             return None
-        vectors = vectors_by_chunk[member.chunk_id]
-        for (start, end), vector in zip(spans, vectors):
+        values = values_by_chunk[member.chunk_id]
+        for (start, end), value in zip(spans, values):
             if end <= member.cut:
                 continue
             a, b = member.offset + max(start, member.cut) - member.cut, member.offset + end - member.cut
             while a < b and joined.text[a].isspace():
                 a += 1
             if a < b:
-                units.append((a, b, vector))
+                units.append((a, b, value))
     units.sort(key=lambda u: u[0])
     if not units:
-        return [], np.zeros((0, dimensions), dtype=np.float32)
+        return [], np.zeros((0, *blank.shape), dtype=np.float32)
     return [(a, b) for a, b, _ in units], np.stack([v for _, _, v in units]).astype(np.float32)

@@ -69,10 +69,13 @@ def resolve_trim_params(
         min_sentences=settings.RETRIEVAL_TRIM_MIN_SENTENCES if min_sentences is None else int(min_sentences),
         relative_margin=settings.RETRIEVAL_TRIM_RELATIVE_MARGIN,
         drop_margin=settings.RETRIEVAL_TRIM_DROP_MARGIN,
+        drop_score_margin=settings.RETRIEVAL_TRIM_DROP_SCORE_MARGIN,
+        passage_margin=settings.RETRIEVAL_TRIM_PASSAGE_MARGIN,
         lexical_weight=settings.RETRIEVAL_TRIM_LEXICAL_WEIGHT,
         heading_weight=settings.RETRIEVAL_TRIM_HEADING_WEIGHT,
         spread_factor=settings.RETRIEVAL_TRIM_SPREAD_FACTOR,
         companions=settings.RETRIEVAL_TRIM_COMPANIONS,
+        trim_markup=settings.RETRIEVAL_TRIM_MARKUP,
     )
 
 
@@ -123,6 +126,8 @@ def stored_trim_inputs(
 ) -> list[TrimInput | None]:
     """Each passage's sentences as stored at ingest (mapped into a grown passage's text); None for a passage
     with a chunk stored without sentences."""
+    if stored is None and chunks and all(c.sentences is not None for c in chunks):
+        return [scored_trim_input(c) for c in chunks]
     if stored is None:
         stored = stored_sentences(chunks)
     inputs: list[TrimInput | None] = []
@@ -138,9 +143,35 @@ def stored_trim_inputs(
     return inputs
 
 
-def trim_input(chunk: RetrievedChunk, spans: Sequence[tuple[int, int]], vectors: np.ndarray) -> TrimInput:
+def scored_trim_input(chunk: RetrievedChunk) -> TrimInput | None:
+    """A passage's trimmer input from the cosines read with it; None when a member has no stored sentences."""
+    sentences = chunk.sentences or {}
+    if chunk.layout is None:
+        found = sentences.get(chunk.id)
+        return trim_input(chunk, found.spans, cosines=found.cosines) if found else None
+    composed = passage_sentences(
+        chunk.layout,
+        {i: s.spans for i, s in sentences.items()},
+        {i: s.cosines for i, s in sentences.items()},
+        dimensions=None,
+    )
+    return trim_input(chunk, composed[0], cosines=composed[1]) if composed else None
+
+
+def trim_input(
+    chunk: RetrievedChunk,
+    spans: Sequence[tuple[int, int]],
+    vectors: np.ndarray | None = None,
+    *,
+    cosines: np.ndarray | None = None,
+) -> TrimInput:
     return TrimInput(
-        chunk.original_text, spans, vectors, language=chunk.language, heading=" ".join(chunk.heading_path)
+        chunk.original_text,
+        spans,
+        vectors,
+        language=chunk.language,
+        heading=" ".join(chunk.heading_path),
+        cosines=cosines,
     )
 
 
@@ -226,16 +257,23 @@ def retrieval_prepare(
     filters: Mapping[str, str | None] | None = None,
     query_vector: np.ndarray | None = None,
     hybrid: bool | None = None,
+    score_sentences: bool = False,
 ) -> PreparedRetrieval:
     """The best `top_k` passages for `query`, found by vectors and full text (`hybrid`, or when None
-    RETRIEVAL_HYBRID), with each one's tokens; `query_vector` skips embedding the query."""
+    RETRIEVAL_HYBRID), with each one's tokens; `query_vector` skips embedding the query. With
+    `score_sentences` the passages carry their sentences' cosines, so trimming them reads nothing more."""
     started = time.perf_counter()
     if query_vector is None:
         query_vector = get_embedder().embed_query(query)
     embedded = time.perf_counter()
     do_hybrid = settings.RETRIEVAL_HYBRID if hybrid is None else hybrid
     chunks = search(
-        query_vector=query_vector, top_k=top_k, filters=filters, query_text=query, hybrid=do_hybrid
+        query_vector=query_vector,
+        top_k=top_k,
+        filters=filters,
+        query_text=query,
+        hybrid=do_hybrid,
+        score_sentences=score_sentences,
     )
     searched = time.perf_counter()
     return PreparedRetrieval(
@@ -285,12 +323,17 @@ def retrieve(
     """The best `top_k` chunks for `query`, found by vectors and full text (`hybrid`, or when None
     RETRIEVAL_HYBRID), trimmed when `trim` (or, when None, RETRIEVAL_TRIM) says so."""
     started = time.perf_counter()
+    do_trim = settings.RETRIEVAL_TRIM if trim is None else trim
     prepared = retrieval_prepare(
-        query, top_k=top_k, filters=filters, query_vector=query_vector, hybrid=hybrid
+        query,
+        top_k=top_k,
+        filters=filters,
+        query_vector=query_vector,
+        hybrid=hybrid,
+        score_sentences=bool(do_trim),
     )
     timings = dict(prepared.timings_ms)
     chunks, tokens, calls, params = prepared.chunks, prepared.tokens_before, 0, None
-    do_trim = settings.RETRIEVAL_TRIM if trim is None else trim
     if do_trim:
         params = resolve_trim_params(
             threshold=trim_threshold, window=trim_window, min_sentences=trim_min_sentences

@@ -10,7 +10,13 @@ import numpy as np
 from django.conf import settings
 
 from biblioteca.passages import Joined, Piece, grow, join
-from biblioteca.selectors import HybridParams, chunk_neighbours, chunk_search
+from biblioteca.selectors import (
+    HybridParams,
+    ScoredSentences,
+    chunk_neighbours,
+    chunk_neighbours_scored,
+    chunk_search,
+)
 from biblioteca.text.chunking import passage_header
 
 MAX_TOP_K = 20
@@ -31,6 +37,9 @@ class RetrievedChunk:
     language: str = ""
     layout: Joined | None = field(default=None, repr=False, compare=False)
     query_terms: Mapping[str, float] | None = field(default=None, repr=False, compare=False)
+    # Its members' stored sentences scored against the question, read with the neighbours (`search`'s
+    # `score_sentences`), so trimming needs no read of its own.
+    sentences: Mapping[int, ScoredSentences] | None = field(default=None, repr=False, compare=False)
 
     @property
     def member_ids(self) -> list[int]:
@@ -75,9 +84,11 @@ def search(
     query_text: str | None = None,
     hybrid: bool = False,
     passage_words: int | None = None,
+    score_sentences: bool = False,
 ) -> list[RetrievedChunk]:
     """The best `top_k` passages: chunks nearest by cosine, or (`hybrid` with a `query_text`) fused with
-    full-text search, each grown with its neighbours up to `passage_words` (None: RETRIEVAL_PASSAGE_WORDS)."""
+    full-text search, each grown with its neighbours up to `passage_words` (None: RETRIEVAL_PASSAGE_WORDS);
+    with `score_sentences`, grown passages also carry their sentences' cosines for the trimmer."""
     if not 1 <= top_k <= MAX_TOP_K:
         raise ValueError(f"top_k must be between 1 and {MAX_TOP_K}")
     filters = filters or {}
@@ -113,7 +124,9 @@ def search(
     ]
     if not budget:
         return hits[:top_k]
-    return grown_passages(hits, rows=rows, budget=budget, top_k=top_k)
+    return grown_passages(
+        hits, rows=rows, budget=budget, top_k=top_k, query_vector=query_vector if score_sentences else None
+    )
 
 
 def _piece(row) -> Piece:
@@ -128,11 +141,22 @@ def _piece(row) -> Piece:
 
 
 def grown_passages(
-    hits: Sequence[RetrievedChunk], *, rows: Sequence, budget: int, top_k: int
+    hits: Sequence[RetrievedChunk],
+    *,
+    rows: Sequence,
+    budget: int,
+    top_k: int,
+    query_vector: np.ndarray | None = None,
 ) -> list[RetrievedChunk]:
     """The hits in rank order, each grown into a passage; a hit already inside a better one's passage is left
-    out, so the `top_k` passages cover as much as they can."""
-    neighbours = chunk_neighbours(hits=[(r.document_id, r.chunk_index) for r in rows])
+    out, so the `top_k` passages cover as much as they can. With `query_vector`, each passage carries its
+    members' sentences scored against it (read with the neighbours)."""
+    where = [(r.document_id, r.chunk_index) for r in rows]
+    scored: dict[int, ScoredSentences] | None = None
+    if query_vector is None:
+        neighbours = chunk_neighbours(hits=where)
+    else:
+        neighbours, scored = chunk_neighbours_scored(hits=where, query_vector=query_vector)
     taken: set[int] = set()
     out: list[RetrievedChunk] = []
     for hit, row in zip(hits, rows):
@@ -140,6 +164,8 @@ def grown_passages(
             continue
         pieces = grow(_piece(row), neighbours.get(row.document_id, []), budget=budget, taken=taken)
         taken.update(p.id for p in pieces)
+        if scored is not None:
+            hit = replace(hit, sentences={p.id: scored[p.id] for p in pieces if p.id in scored})
         if len(pieces) == 1:
             out.append(hit)
         else:

@@ -278,21 +278,54 @@ def chunk_neighbours(
 ) -> dict[int, list[Piece]]:
     """Per document, its chunks within `reach` positions of the given (document id, chunk index) hits, in
     order: what a passage can grow into. One indexed read of (document, chunk_index)."""
+    neighbours, _ = _neighbours(hits=hits, reach=reach, query_vector=None)
+    return neighbours
+
+
+@replica_reads()
+def chunk_neighbours_scored(
+    *, hits: Sequence[tuple[int, int]], query_vector: np.ndarray, reach: int = NEIGHBOUR_REACH
+) -> tuple[dict[int, list[Piece]], dict[int, ScoredSentences]]:
+    """`chunk_neighbours`, and in the same read each chunk's stored sentences with their cosines to the query
+    (computed by the database: a trimmed query pays no second round trip, and no vector crosses the wire)."""
+    return _neighbours(hits=hits, reach=reach, query_vector=query_vector)
+
+
+_NEIGHBOURS_SQL = (
+    "SELECT DISTINCT c.id, c.document_id, c.chunk_index, c.heading_path::text, c.text, c.start_offset, "
+    "c.end_offset FROM {chunks} c "
+    "JOIN unnest(%s::bigint[], %s::int[]) AS h(document_id, chunk_index) ON c.document_id = h.document_id "
+    "AND c.chunk_index BETWEEN h.chunk_index - %s AND h.chunk_index + %s "
+    "ORDER BY c.document_id, c.chunk_index"
+)
+_SCORED_NEIGHBOURS_SQL = (
+    "SELECT n.*, s.starts, s.ends, s.cosines FROM ({neighbours}) n "
+    "LEFT JOIN LATERAL (SELECT array_agg(s.start_offset ORDER BY s.position) AS starts, "
+    "array_agg(s.end_offset ORDER BY s.position) AS ends, "
+    "array_agg(1 - (s.embedding <=> %s::halfvec) ORDER BY s.position) AS cosines "
+    "FROM {sentences} s WHERE s.chunk_id = n.id) s ON true "
+    "ORDER BY n.document_id, n.chunk_index"
+)
+
+
+def _neighbours(
+    *, hits: Sequence[tuple[int, int]], reach: int, query_vector: np.ndarray | None
+) -> tuple[dict[int, list[Piece]], dict[int, ScoredSentences]]:
     if not hits:
-        return {}
+        return {}, {}
     documents, indexes = zip(*set(hits))
+    sql = _NEIGHBOURS_SQL.format(chunks=Chunk._meta.db_table)
+    params: list = [list(documents), list(indexes), reach, reach]
+    if query_vector is not None:
+        sql = _SCORED_NEIGHBOURS_SQL.format(neighbours=sql, sentences=Sentence._meta.db_table)
+        params.append(Vector._to_db(query_vector))
     with read_connection(Chunk).cursor() as cursor:
-        cursor.execute(
-            f"SELECT DISTINCT c.id, c.document_id, c.chunk_index, c.heading_path::text, c.text, c.start_offset, "
-            f"c.end_offset FROM {Chunk._meta.db_table} c "
-            "JOIN unnest(%s::bigint[], %s::int[]) AS h(document_id, chunk_index) ON c.document_id = h.document_id "
-            "AND c.chunk_index BETWEEN h.chunk_index - %s AND h.chunk_index + %s "
-            "ORDER BY c.document_id, c.chunk_index",
-            [list(documents), list(indexes), reach, reach],
-        )
+        cursor.execute(sql, params)
         rows = cursor.fetchall()
     out: dict[int, list[Piece]] = {}
-    for id_, document_id, index, heading_path, text, start, end in rows:
+    sentences: dict[int, ScoredSentences] = {}
+    for row in rows:
+        id_, document_id, index, heading_path, text, start, end = row[:7]
         out.setdefault(document_id, []).append(
             Piece(
                 id=id_,
@@ -303,7 +336,17 @@ def chunk_neighbours(
                 end=end,
             )
         )
-    return out
+        if len(row) > 7 and row[7]:
+            sentences[id_] = ScoredSentences(list(zip(row[7], row[8])), np.asarray(row[9], dtype=np.float32))
+    return out, sentences
+
+
+@dataclass(frozen=True)
+class ScoredSentences:
+    """A chunk's sentence spans (offsets into its text) and their cosines with one question, shape (n,)."""
+
+    spans: list[tuple[int, int]]
+    cosines: np.ndarray
 
 
 @dataclass(frozen=True)

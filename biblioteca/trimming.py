@@ -8,15 +8,25 @@ with " [...] ", return a chunk unchanged when every sentence is kept or it has n
 Beyond the seed, query-level rules (all optional):
 - `relative_margin`: a sentence scoring within this margin of the best sentence across all chunks is kept even
   under the threshold, so the best evidence survives when the whole query scores low;
-- `drop_margin`: a chunk whose best sentence, by cosine, is further than this below the best sentence across all
-  chunks is dropped outright (never emptied), so hopeless chunks stop paying their one-sentence floor;
+- `drop_margin`: a chunk after the first whose best sentence, by cosine, is further than this below the best
+  sentence across all chunks is dropped outright (never emptied), so hopeless chunks stop paying their
+  one-sentence floor. The first chunk (the search's best) is never dropped: cosines alone do not overrule the
+  fused ranking;
+- `drop_score_margin`: a chunk after the first is also dropped when its best score (words counted) is further
+  than this below the best score overall: it is neither close in meaning nor in words;
+- `passage_margin`: in the chunks after the first, only sentences within this margin of that chunk's own best
+  score (and their window and companions) are kept. Supporting passages give their best lines; the first keeps
+  its context, where a question in other words than the docs finds its answer;
 - `lexical_weight`: a sentence's score also counts the question's terms it holds (or its heading holds), each
   weighed by its rarity in the library. Short units of documentation (`**Default:** None`, a list item, a table
   row) embed poorly but name the option the question names;
 - `spread_factor`: both margins shrink to this share of the spread of the scores (best minus median) when that is
   narrower. Cosines of documentation sit high and close together; a margin tuned on prose would keep them all;
 - `companions`: units that belong together are kept together: a list item with the sentence that leads into its
-  list, a table row with the table's header row, a heading with the `Type:`/`Default:` lines under it.
+  list (and a lead-in ending with a colon with its items), a table row with the table's header row, a heading
+  with the `Type:`/`Default:` lines under it;
+- `trim_markup`: bare markup (an HTML tag line, an admonition fence, an include directive) is not kept at the
+  edge of a kept run: a window should widen a run by words, not by `</div>`.
 """
 
 from __future__ import annotations
@@ -40,10 +50,13 @@ class TrimParams:
     min_sentences: int = 1
     relative_margin: float | None = None
     drop_margin: float | None = None
+    drop_score_margin: float | None = None
+    passage_margin: float | None = None
     lexical_weight: float | None = None
     heading_weight: float = 0.5
     spread_factor: float | None = None
     companions: bool = False
+    trim_markup: bool = False
 
     def __post_init__(self) -> None:
         if not -1.0 <= self.threshold <= 1.0:
@@ -56,18 +69,32 @@ class TrimParams:
             raise ValueError("lexical_weight must be >= 0")
         if self.spread_factor is not None and self.spread_factor <= 0:
             raise ValueError("spread_factor must be > 0")
+        for name in ("drop_score_margin", "passage_margin"):
+            if getattr(self, name) is not None and getattr(self, name) < 0:
+                raise ValueError(f"{name} must be >= 0")
 
 
 @dataclass(frozen=True)
 class TrimInput:
-    """A chunk's text, its sentence spans (offsets into text) and their unit vectors, shape (n, d); its language
-    (to stem its words) and its heading path (the heading of the sentences before its first heading)."""
+    """A chunk's text, its sentence spans (offsets into text) and their unit vectors, shape (n, d), or their
+    cosines with the question when the database already computed them, shape (n,); its language (to stem its
+    words) and its heading path (the heading of the sentences before its first heading)."""
 
     text: str
     spans: Sequence[tuple[int, int]]
-    vectors: np.ndarray
+    vectors: np.ndarray | None
     language: str = ""
     heading: str = ""
+    cosines: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        if self.vectors is None and self.cosines is None:
+            raise ValueError("a TrimInput needs its sentences' vectors or their cosines")
+
+    def scores(self, query_vector: np.ndarray) -> np.ndarray:
+        if not len(self.spans):
+            return np.zeros(0, dtype=np.float32)
+        return self.cosines if self.cosines is not None else self.vectors @ query_vector
 
 
 @dataclass(frozen=True)
@@ -112,6 +139,7 @@ _TABLE_ROW = re.compile(r"\|")
 _TABLE_RULE = re.compile(r"\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)*\|?[ \t]*$")
 _FIELD = re.compile(r"(?:[-*+][ \t]+)?(?:\*\*|__)?[^\W\d_][\w ()/-]{0,30}:(?:\*\*|__)?[ \t]*\S")
 _FIELD_MAX = 160
+_MARKUP = re.compile(r"\s*(?:</?[A-Za-z][^>\n]*>|/{3}[^\n]*|:{3}[^\n]*|\{\*[^\n]*\*\}|\W*)\s*")
 
 
 @lru_cache(maxsize=50_000)
@@ -125,6 +153,30 @@ def _shape(unit: str) -> str:
     if _ITEM.match(unit):
         return "item"
     return "prose"
+
+
+def is_markup(unit: str) -> bool:
+    """A unit with no words for a reader: an HTML tag line, an admonition fence (`///`, `:::`), an include
+    directive (`{* file *}`), punctuation."""
+    return bool(_MARKUP.fullmatch(unit))
+
+
+def without_markup_edges(keep: Sequence[int], markup: Sequence[bool]) -> list[int]:
+    """`keep` with the markup units at the ends of its runs left out (markup inside a run stays: cutting it
+    would only add a gap); never empty when `keep` is not."""
+    kept = set(keep)
+    out = [i for i in keep if not markup[i] or _inside(i, kept, markup, -1) and _inside(i, kept, markup, 1)]
+    return out or list(keep)
+
+
+def _inside(i: int, kept: set[int], markup: Sequence[bool], step: int) -> bool:
+    """Whether a kept word unit lies in direction `step` from `i` without leaving the run."""
+    j = i + step
+    while j in kept:
+        if not markup[j]:
+            return True
+        j += step
+    return False
 
 
 def unit_companions(units: Sequence[str]) -> list[tuple[int, ...]]:
@@ -144,6 +196,8 @@ def unit_companions(units: Sequence[str]) -> list[tuple[int, ...]]:
                 first -= 1
             if first > 0 and shapes[first - 1] in ("prose", "heading"):
                 out[i].add(first - 1)
+                if shape == "item" and units[first - 1].rstrip().endswith(":"):
+                    out[first - 1].add(i)
         if shape == "field":
             lo = hi = i
             while lo > 0 and shapes[lo - 1] == "field":
@@ -217,7 +271,7 @@ def trim_chunks(
 
     `query_terms` (stem -> rarity weight) feed the lexical evidence when `params.lexical_weight` is set.
     """
-    cosines = [c.vectors @ query_vector if len(c.spans) else np.zeros(0, dtype=np.float32) for c in chunks]
+    cosines = [c.scores(query_vector) for c in chunks]
     scores = cosines
     if params.lexical_weight and query_terms:
         scores = [
@@ -236,30 +290,57 @@ def trim_chunks(
         drop_margin = None if drop_margin is None else min(drop_margin, spread)
     floor = overall - relative_margin if overall is not None and relative_margin is not None else None
     out: list[TrimOutput] = []
-    for chunk, chunk_scores, chunk_best in zip(chunks, scores, best_cosine):
+    for rank, (chunk, chunk_scores, chunk_best) in enumerate(zip(chunks, scores, best_cosine)):
         n = len(chunk.spans)
         if n == 0:
             out.append(TrimOutput(chunk.text, ()))
             continue
-        if (
-            drop_margin is not None
-            and overall_cosine is not None
-            and chunk_best < overall_cosine - drop_margin
-            and chunk_best < params.threshold
+        if rank > 0 and _hopeless(
+            chunk_best,
+            float(chunk_scores.max()),
+            overall_cosine=overall_cosine,
+            overall=overall,
+            drop_margin=drop_margin,
+            drop_score_margin=params.drop_score_margin,
+            threshold=params.threshold,
         ):
             out.append(TrimOutput("", (), dropped=True))
             continue
-        companions = unit_companions([chunk.text[a:b] for a, b in chunk.spans]) if params.companions else None
+        chunk_floor = floor
+        if rank > 0 and params.passage_margin is not None:
+            own = float(chunk_scores.max()) - params.passage_margin
+            chunk_floor = own if chunk_floor is None else max(chunk_floor, own)
+        units = [chunk.text[a:b] for a, b in chunk.spans]
         keep = select_sentences(
             chunk_scores,
             threshold=params.threshold,
             min_sentences=params.min_sentences,
             window=params.window,
-            floor=floor,
-            companions=companions,
+            floor=chunk_floor,
+            companions=unit_companions(units) if params.companions else None,
         )
+        if params.trim_markup:
+            keep = without_markup_edges(keep, [is_markup(u) for u in units])
         if len(keep) >= n:
             out.append(TrimOutput(chunk.text, tuple(range(n))))
         else:
             out.append(TrimOutput(join_runs(chunk.text, chunk.spans, keep), tuple(keep)))
     return out
+
+
+def _hopeless(
+    best_cosine: float,
+    best_score: float,
+    *,
+    overall_cosine: float,
+    overall: float,
+    drop_margin: float | None,
+    drop_score_margin: float | None,
+    threshold: float,
+) -> bool:
+    """A chunk with a sentence at the threshold is never hopeless; else it is when far below the best."""
+    if best_cosine >= threshold:
+        return False
+    if drop_margin is not None and best_cosine < overall_cosine - drop_margin:
+        return True
+    return drop_score_margin is not None and best_score < overall - drop_score_margin

@@ -18,7 +18,10 @@ def staff_client():
     return client
 
 
-def test_search_returns_chunks_tokens_and_timings(library, staff_client):
+def test_search_returns_chunks_tokens_and_timings(library, staff_client, settings):
+    settings.RETRIEVAL_TRIM_DROP_MARGIN = settings.RETRIEVAL_TRIM_DROP_SCORE_MARGIN = (
+        None  # both passages stay
+    )
     response = staff_client.post(
         URL,
         {

@@ -3,10 +3,21 @@
 from __future__ import annotations
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from biblioteca.embeddings import get_embedder
 from biblioteca.models import Sentence
-from biblioteca.retrieval import resolve_trim_params, retrieval_prepare, retrieval_trim, retrieve
+from biblioteca.retrieval import (
+    resolve_trim_params,
+    retrieval_prepare,
+    retrieval_trim,
+    retrieve,
+    stored_sentences,
+    trim_retrieved,
+    trim_terms,
+)
+from biblioteca.search import search
 
 pytestmark = pytest.mark.django_db
 
@@ -29,6 +40,8 @@ def seed_trimming(settings):
     """The seed's rules alone: no query-relative floor, no dropped chunks."""
     settings.RETRIEVAL_TRIM_RELATIVE_MARGIN = None
     settings.RETRIEVAL_TRIM_DROP_MARGIN = None
+    settings.RETRIEVAL_TRIM_DROP_SCORE_MARGIN = None
+    settings.RETRIEVAL_TRIM_PASSAGE_MARGIN = None
 
 
 def test_trimming_cuts_tokens_keeps_the_answer_and_embeds_only_the_query(library, seed_trimming):
@@ -116,3 +129,25 @@ def test_a_given_query_vector_is_not_embedded_again(library):
     calls = get_embedder().calls
     prepared = retrieval_prepare(QUESTION, top_k=3, filters={"app": library}, query_vector=vector)
     assert get_embedder().calls == calls and prepared.query_vector is vector
+
+
+def test_a_trimmed_retrieval_reads_the_sentences_with_the_neighbours_and_trims_alike(library):
+    filters = {"app": library, "source_type": "en"}
+    with CaptureQueriesContext(connection) as queries:
+        result = retrieve(QUESTION, top_k=5, trim=True, trim_threshold=0.85, filters=filters)
+    reads = [q["sql"] for q in queries.captured_queries if Sentence._meta.db_table in q["sql"]]
+    assert len(reads) == 1 and "<=>" in reads[0], "one read, with the neighbours, scored by the database"
+    assert any(c.layout is not None for c in result.chunks), "the fixture grows passages"
+
+    chunks = search(
+        query_vector=result.query_vector, top_k=5, filters=filters, query_text=QUESTION, hybrid=True
+    )
+    params = resolve_trim_params(threshold=0.85)
+    from_vectors, _ = trim_retrieved(
+        chunks,
+        query_vector=result.query_vector,
+        params=params,
+        stored=stored_sentences(chunks),
+        query_terms=trim_terms(QUESTION, params=params, filters=filters, chunks=chunks),
+    )
+    assert [c.text for c in result.chunks] == [c.text for c in from_vectors]

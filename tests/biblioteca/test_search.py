@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from biblioteca.embeddings import get_embedder
-from biblioteca.selectors import chunk_search
+from biblioteca.selectors import chunk_neighbours, chunk_neighbours_scored, chunk_search, sentences_for_chunks
 
 pytestmark = pytest.mark.django_db
 
@@ -62,3 +63,19 @@ def test_a_filtered_search_asks_pgvector_for_an_iterative_scan(library):
     setting = statements.index("SET LOCAL hnsw.iterative_scan = strict_order")
     assert any("biblioteca_chunk" in sql for sql in statements[setting + 1 :])
     assert not any("iterative_scan" in q["sql"] for q in unfiltered.captured_queries)
+
+
+def test_scored_neighbours_carry_each_chunks_sentences_with_their_cosines(library):
+    vector = get_embedder().embed_query("How long is the password reset link valid?")
+    rows = chunk_search(query_vector=vector, top_k=3, app=library, source_type="en")
+    hits = [(r.document_id, r.chunk_index) for r in rows]
+    plain = chunk_neighbours(hits=hits)
+    neighbours, scored = chunk_neighbours_scored(hits=hits, query_vector=vector)
+    assert neighbours == plain
+    stored = sentences_for_chunks([p.id for pieces in plain.values() for p in pieces])
+    assert scored.keys() == stored.keys() and len(scored) > len(hits)
+    for chunk_id, sentences in scored.items():
+        assert sentences.spans == stored[chunk_id].spans
+        # the database's cosine of the half-precision vectors: the trimmer's own dot product, to ~1e-4
+        np.testing.assert_allclose(sentences.cosines, stored[chunk_id].vectors @ vector, atol=1e-3)
+    assert chunk_neighbours_scored(hits=[], query_vector=vector) == ({}, {})

@@ -10,11 +10,13 @@ import pytest
 from biblioteca.trimming import (
     TrimInput,
     TrimParams,
+    is_markup,
     join_runs,
     lexical_evidence,
     select_sentences,
     trim_chunks,
     unit_companions,
+    without_markup_edges,
 )
 
 QUERY = np.array([1.0, 0.0], dtype=np.float32)
@@ -215,6 +217,10 @@ def test_the_spread_factor_shrinks_the_margins_when_scores_are_close_together():
         ),
         (
             ["The options are:", "- `include`: fields to keep.", "- `exclude`: fields to leave out."],
+            [(1, 2), (0,), (0,)],
+        ),
+        (
+            ["Two options exist.", "- `include`: fields to keep.", "- `exclude`: fields to leave out."],
             [(), (0,), (0,)],
         ),
         (
@@ -235,3 +241,85 @@ def test_companions_come_with_a_kept_unit_but_bring_no_window():
     params = TrimParams(threshold=0.5, window=0, companions=True)
     assert trim_chunks([c], QUERY, params)[0].text == "| Name | Default |\n|---|---| [...] | host | 0.0.0.0 |"
     assert trim_one(c, threshold=0.5, window=0) == "| host | 0.0.0.0 |"
+
+
+def test_a_lead_in_ending_with_a_colon_brings_its_list():
+    c = chunk(
+        ["The command refers to:", "- `main`: the file.", "- `app`: the object.", "Prose after."],
+        [0.9, 0.5, 0.4, 0.3],
+    )
+    params = TrimParams(threshold=0.8, window=0, companions=True)
+    assert (
+        trim_chunks([c], QUERY, params)[0].text
+        == "The command refers to: - `main`: the file. - `app`: the object."
+    )
+
+
+def test_the_first_chunk_is_never_dropped_later_ones_are():
+    first = chunk(["A.", "B."], [0.60, 0.5])
+    better = chunk(["C.", "D."], [0.90, 0.5])
+    weak = chunk(["E.", "F."], [0.60, 0.5])
+    params = TrimParams(threshold=0.95, window=0, drop_margin=0.2)
+    outs = trim_chunks([first, better, weak], QUERY, params)
+    assert [o.dropped for o in outs] == [False, False, True]
+    assert outs[0].text == "A."
+
+
+def test_the_score_margin_drops_a_later_chunk_far_in_meaning_and_in_words():
+    first = replace(chunk(["The answer.", "Filler."], [0.80, 0.5]), language="en")
+    close = replace(chunk(["response_model_exclude_unset here.", "Filler."], [0.78, 0.5]), language="en")
+    far = replace(chunk(["Unrelated.", "Filler."], [0.78, 0.5]), language="en")
+    params = TrimParams(threshold=0.95, window=0, lexical_weight=0.5, drop_margin=0.1, drop_score_margin=0.1)
+    outs = trim_chunks([first, close, far], QUERY, params, TERMS)
+    assert [o.dropped for o in outs] == [False, False, True]
+    # the score margin alone: cosines 0.02 apart, but `far` holds none of the question's words
+    assert not trim_chunks([first, close, far], QUERY, replace(params, drop_score_margin=None), TERMS)[
+        2
+    ].dropped
+
+
+def test_the_passage_margin_keeps_only_a_later_chunks_best_lines():
+    first = chunk(["S0.", "S1.", "S2."], [0.90, 0.80, 0.78])
+    later = chunk(["T0.", "T1.", "T2."], [0.85, 0.80, 0.78])
+    params = TrimParams(threshold=0.95, window=0, relative_margin=0.2)
+    assert [o.text for o in trim_chunks([first, later], QUERY, params)] == [first.text, later.text]
+    narrow = replace(params, passage_margin=0.06)
+    # the first chunk keeps every line within the query-wide margin; the later one only those near its own best
+    assert [o.text for o in trim_chunks([first, later], QUERY, narrow)] == [first.text, "T0. T1."]
+
+
+@pytest.mark.parametrize(
+    ("unit", "markup"),
+    [
+        ("</div>", True),
+        ('<div class="termy">', True),
+        ("/// tip | Consejo", True),
+        ("///", True),
+        ("::: warning", True),
+        ("{* ../../docs_src/app/tutorial001.py hl[6] *}", True),
+        ("---", True),
+        ("Use `--port` to choose a port.", False),
+        ("<img> shows the page.", False),
+        ("```console\n$ vite\n```", False),
+    ],
+)
+def test_bare_markup_is_told_apart_from_words(unit, markup):
+    assert is_markup(unit) is markup
+
+
+def test_markup_is_left_out_at_the_edges_of_a_kept_run_but_not_inside_it():
+    units = ["Intro.", "/// tip", "The answer.", "///", "Next.", "Far.", "</div>"]
+    c = chunk(units, [0.1, 0.1, 0.9, 0.1, 0.85, 0.1, 0.1], sep="\n")
+    params = TrimParams(threshold=0.8, window=1)
+    assert trim_chunks([c], QUERY, params)[0].text == "/// tip\nThe answer.\n///\nNext.\nFar."
+    marked = replace(params, trim_markup=True)
+    assert trim_chunks([c], QUERY, marked)[0].text == "The answer.\n///\nNext.\nFar."
+    only_markup = chunk(["///", "Words.", "</div>"], [0.9, 0.1, 0.1], sep="\n")
+    assert trim_chunks([only_markup], QUERY, replace(marked, window=0))[0].text == "///"
+
+
+def test_without_markup_edges():
+    markup = [True, False, True, False, True]
+    assert without_markup_edges([0, 1, 2, 3, 4], markup) == [1, 2, 3]
+    assert without_markup_edges([0], markup) == [0]
+    assert without_markup_edges([2, 3], markup) == [3]

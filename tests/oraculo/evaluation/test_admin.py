@@ -115,7 +115,8 @@ def test_the_form_queues_a_run_that_the_worker_completes_and_the_page_charts(
 def test_the_button_evaluates_the_last_questions_and_a_sweep_gets_its_curve(
     admin_client, asked, library, monkeypatch, settings
 ):
-    settings.RETRIEVAL_TRIM_DROP_MARGIN = None  # no chunk dropped: the 95% overlap floor is reachable
+    # no chunk dropped: the 95% overlap floor is reachable
+    settings.RETRIEVAL_TRIM_DROP_MARGIN = settings.RETRIEVAL_TRIM_DROP_SCORE_MARGIN = None
     url = reverse(EVALUATE) + f"?last=15&app={library}"
     page = admin_client.get(url).content.decode()
     assert "3 questions (the last 15 distinct questions of app fixture-guide)" in page

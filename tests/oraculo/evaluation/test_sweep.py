@@ -17,6 +17,8 @@ def seed_trimming(settings):
     settings.RETRIEVAL_TRIM_MIN_SENTENCES = 1
     settings.RETRIEVAL_TRIM_RELATIVE_MARGIN = None
     settings.RETRIEVAL_TRIM_DROP_MARGIN = None
+    settings.RETRIEVAL_TRIM_DROP_SCORE_MARGIN = None
+    settings.RETRIEVAL_TRIM_PASSAGE_MARGIN = None
 
 
 @pytest.mark.django_db
