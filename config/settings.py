@@ -299,8 +299,14 @@ DATABASE_POOL_MIN_SIZE = env.int("DATABASE_POOL_MIN_SIZE", default=2)
 DATABASE_POOL_MAX_SIZE = env.int("DATABASE_POOL_MAX_SIZE", default=10)
 DATABASE_POOL_TIMEOUT = env.float("DATABASE_POOL_TIMEOUT", default=10.0)
 DATABASE_DISABLE_SERVER_SIDE_CURSORS = env.bool("DATABASE_DISABLE_SERVER_SIDE_CURSORS", default=False)
-# hnsw.ef_search for vector searches, set with SET LOCAL inside the search's transaction (0: pgvector's 40).
+# The HNSW index over chunk vectors and how searches walk it (README: "Sizing"; bench/scale.py measured the
+# defaults). m and ef_construction are read when the index is built (migration 0001, `rebuild_vector_index`);
+# ef_search, the iterative scan and its tuple budget with SET LOCAL inside each search's transaction.
+RETRIEVAL_HNSW_M = env.int("RETRIEVAL_HNSW_M", default=16)
+RETRIEVAL_HNSW_EF_CONSTRUCTION = env.int("RETRIEVAL_HNSW_EF_CONSTRUCTION", default=64)
 RETRIEVAL_EF_SEARCH = env.int("RETRIEVAL_EF_SEARCH", default=0)
+RETRIEVAL_ITERATIVE_SCAN = env.str("RETRIEVAL_ITERATIVE_SCAN", default="strict_order")
+RETRIEVAL_MAX_SCAN_TUPLES = env.int("RETRIEVAL_MAX_SCAN_TUPLES", default=0)
 _database_options = dict(
     conn_max_age=DATABASES["default"]["CONN_MAX_AGE"],
     connect_timeout=DATABASES["default"]["OPTIONS"]["connect_timeout"],
