@@ -358,14 +358,16 @@ def build_indexes(url: str, *, options) -> dict:
             with psycopg.connect(url, autocommit=True) as watch:
                 while not done.wait(30):
                     row = watch.execute(
-                        "SELECT phase, tuples_done, tuples_total FROM pg_stat_progress_create_index WHERE pid = %s",
+                        "SELECT phase, coalesce(nullif(tuples_done, 0), blocks_done), "
+                        "coalesce(nullif(tuples_total, 0), blocks_total) "
+                        "FROM pg_stat_progress_create_index WHERE pid = %s",
                         [pid],
                     ).fetchone()
                     if row and row[2]:
                         spent = time.perf_counter() - t
                         eta = spent / max(row[1], 1) * (row[2] - row[1])
                         print(
-                            f"  hnsw: {row[0]}, {row[1]:,}/{row[2]:,} tuples, {spent / 60:.1f} min, "
+                            f"  hnsw: {row[0]}, {row[1]:,}/{row[2]:,} (tuples, or table blocks read), {spent / 60:.1f} min, "
                             f"ETA {eta / 60:.1f} min",
                             flush=True,
                         )

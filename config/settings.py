@@ -182,6 +182,8 @@ EMBEDDING_QUERY_PREFIX = env.str("EMBEDDING_QUERY_PREFIX", default="")
 EMBEDDING_PASSAGE_PREFIX = env.str("EMBEDDING_PASSAGE_PREFIX", default="")
 EMBEDDING_SEND_INPUT_TYPE = env.bool("EMBEDDING_SEND_INPUT_TYPE", default=False)
 EMBEDDING_THREADS = env.int("EMBEDDING_THREADS", default=0)
+# Batches in flight at once with EMBEDDING_BACKEND=openai: a GPU embeddings server is kept busy only with several.
+EMBEDDING_CONCURRENCY = env.int("EMBEDDING_CONCURRENCY", default=1)
 TOKEN_ENCODING = env.str("TOKEN_ENCODING", default="o200k_base")
 
 
