@@ -277,6 +277,9 @@ if not DEBUG:
 # Query-vector cache: a repeated question (same model, same normalised text) costs no embedding. Its own cache
 # alias on the CACHE_URL backend, so vectors never evict throttle counters; in memory it holds at most
 # QUERY_VECTOR_CACHE_SIZE vectors per process, in Redis/Memcached entries expire after the timeout.
+# The question log is committed without waiting for the WAL flush (a database crash may lose its last fraction
+# of a second); true waits, like every other write.
+QUERY_LOG_SYNCHRONOUS_COMMIT = env.bool("QUERY_LOG_SYNCHRONOUS_COMMIT", default=False)
 QUERY_VECTOR_CACHE = env.bool("QUERY_VECTOR_CACHE", default=True)
 QUERY_VECTOR_CACHE_SIZE = env.int("QUERY_VECTOR_CACHE_SIZE", default=4096)
 QUERY_VECTOR_CACHE_TIMEOUT = env.int("QUERY_VECTOR_CACHE_TIMEOUT", default=7 * 24 * 3600)
