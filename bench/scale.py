@@ -358,8 +358,8 @@ def build_indexes(url: str, *, options) -> dict:
             with psycopg.connect(url, autocommit=True) as watch:
                 while not done.wait(30):
                     row = watch.execute(
-                        "SELECT phase, coalesce(nullif(tuples_done, 0), blocks_done), "
-                        "coalesce(nullif(tuples_total, 0), blocks_total) "
+                        "SELECT phase, CASE WHEN blocks_total > 0 THEN blocks_done ELSE tuples_done END, "
+                        "CASE WHEN blocks_total > 0 THEN blocks_total ELSE tuples_total END "
                         "FROM pg_stat_progress_create_index WHERE pid = %s",
                         [pid],
                     ).fetchone()
@@ -367,7 +367,7 @@ def build_indexes(url: str, *, options) -> dict:
                         spent = time.perf_counter() - t
                         eta = spent / max(row[1], 1) * (row[2] - row[1])
                         print(
-                            f"  hnsw: {row[0]}, {row[1]:,}/{row[2]:,} (tuples, or table blocks read), {spent / 60:.1f} min, "
+                            f"  hnsw: {row[0]}, {row[1]:,}/{row[2]:,} (table blocks read, or tuples), {spent / 60:.1f} min, "
                             f"ETA {eta / 60:.1f} min",
                             flush=True,
                         )
