@@ -454,12 +454,13 @@ def measure(*, store: Path, texts: list[str], vectors: np.ndarray, sweep: bool, 
         exact[scope] = [{int(ids[i]) for i in top[:, j]} for j in range(len(vectors))]
         del scores
 
-    def run(scope: str, *, ef: int = 0, mode: str | None = None) -> dict:
+    defaults = settings.RETRIEVAL_EF_SEARCH, settings.RETRIEVAL_ITERATIVE_SCAN
+
+    def run(scope: str, *, ef: int | None = None, mode: str | None = None) -> dict:
         app = scopes[scope]
         name = None if app is None else f"app-{app + 1:03d}"
-        settings.RETRIEVAL_EF_SEARCH = ef
-        if mode:
-            settings.RETRIEVAL_ITERATIVE_SCAN = mode
+        settings.RETRIEVAL_EF_SEARCH = defaults[0] if ef is None else ef
+        settings.RETRIEVAL_ITERATIVE_SCAN = mode or defaults[1]
         for q in vectors[:10]:
             chunk_search(query_vector=q, top_k=10, app=name)
         times, recalls, found = [], [], []
@@ -469,7 +470,7 @@ def measure(*, store: Path, texts: list[str], vectors: np.ndarray, sweep: bool, 
             times.append((time.perf_counter() - t) * 1000)
             recalls.append(len({c.id for c in got} & truth) / len(truth))
             found.append(len(got))
-        settings.RETRIEVAL_EF_SEARCH, settings.RETRIEVAL_ITERATIVE_SCAN = 0, "strict_order"
+        settings.RETRIEVAL_EF_SEARCH, settings.RETRIEVAL_ITERATIVE_SCAN = defaults
         return {
             "p50_ms": percentile(times, 50),
             "p95_ms": percentile(times, 95),
@@ -478,21 +479,29 @@ def measure(*, store: Path, texts: list[str], vectors: np.ndarray, sweep: bool, 
         }
 
     results: dict = {
+        "ef_search": defaults[0] or 40,
+        "iterative_scan": defaults[1],
         "apps": {
             "large": {"name": "app-001", "chunks": sizes_[0]},
             "small": {"name": f"app-{small + 1:03d}", "chunks": sizes_[small]},
-        }
+        },
     }
     for scope in scopes:
         results[f"search_{scope}"] = run(scope)
         print(f"  search {scope:>5}: {results[f'search_{scope}']}", flush=True)
         filters = {"app": f"app-{scopes[scope] + 1:03d}"} if scopes[scope] is not None else None
-        times = []
+        times, stages = [], {"search": [], "trim": []}
         for text, q in list(zip(texts, vectors))[:50]:
             t = time.perf_counter()
-            retrieve(text, top_k=5, trim=True, filters=filters, query_vector=q)
+            result = retrieve(text, top_k=5, trim=True, filters=filters, query_vector=q)
             times.append((time.perf_counter() - t) * 1000)
-        results[f"retrieve_trim_{scope}"] = {"p50_ms": percentile(times, 50), "p95_ms": percentile(times, 95)}
+            for stage, values in stages.items():
+                values.append(result.timings_ms.get(stage, 0.0))
+        results[f"retrieve_trim_{scope}"] = {
+            "p50_ms": percentile(times, 50),
+            "p95_ms": percentile(times, 95),
+            **{f"{stage}_p50_ms": percentile(values, 50) for stage, values in stages.items()},
+        }
         print(f"  retrieve+trim {scope:>5}: {results[f'retrieve_trim_{scope}']}", flush=True)
     if sweep:
         results["sweep"] = []

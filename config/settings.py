@@ -309,7 +309,7 @@ DATABASE_DISABLE_SERVER_SIDE_CURSORS = env.bool("DATABASE_DISABLE_SERVER_SIDE_CU
 # ef_search, the iterative scan and its tuple budget with SET LOCAL inside each search's transaction.
 RETRIEVAL_HNSW_M = env.int("RETRIEVAL_HNSW_M", default=16)
 RETRIEVAL_HNSW_EF_CONSTRUCTION = env.int("RETRIEVAL_HNSW_EF_CONSTRUCTION", default=64)
-RETRIEVAL_EF_SEARCH = env.int("RETRIEVAL_EF_SEARCH", default=0)
+RETRIEVAL_EF_SEARCH = env.int("RETRIEVAL_EF_SEARCH", default=80)
 RETRIEVAL_ITERATIVE_SCAN = env.str("RETRIEVAL_ITERATIVE_SCAN", default="strict_order")
 RETRIEVAL_MAX_SCAN_TUPLES = env.int("RETRIEVAL_MAX_SCAN_TUPLES", default=0)
 _database_options = dict(
