@@ -567,6 +567,8 @@ def run_one(args: argparse.Namespace, n: int) -> dict:
     texts = questions(args.queries)
     result["queries"] = len(texts)
     result.update(measure(store=store, texts=texts, vectors=query_vectors(texts), sweep=args.sweep, n=n))
+    if "sweep" not in result and "sweep" in previous:
+        result["sweep"] = previous["sweep"]  # measured earlier (--sweep), at the same size
     result["load_average"] = os.getloadavg()
     result_path.write_text(json.dumps(result, indent=2))
     print(f"[{label(n)}] written to {result_path}", flush=True)
