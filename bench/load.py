@@ -36,6 +36,16 @@ QUESTIONS = [
 ]
 
 
+def question_for(*, client: int, i: int, repeat_share: float) -> str:
+    """One of the six usual questions (a repeat, answered from the query-vector cache once seen) or, for the
+    other `1 - repeat_share` of requests, one never asked before (the same words with a ticket number), which
+    must be embedded. Deterministic: request i of client n is a repeat when its slot falls in the share."""
+    question = QUESTIONS[i % len(QUESTIONS)]
+    if (i * 7919 + client * 104729) % 1000 < repeat_share * 1000:
+        return question
+    return f"{question} (ticket {client}-{i})"
+
+
 def percentile(sorted_values: list[float], p: float) -> float:
     if not sorted_values:
         return float("nan")
@@ -45,10 +55,21 @@ def percentile(sorted_values: list[float], p: float) -> float:
 
 
 class Client(threading.Thread):
-    def __init__(self, n: int, *, host: str, port: int, path: str, headers: dict, app: str, until: float):
+    def __init__(
+        self,
+        n: int,
+        *,
+        host: str,
+        port: int,
+        path: str,
+        headers: dict,
+        app: str,
+        until: float,
+        repeat_share: float = 1.0,
+    ):
         super().__init__(daemon=True)
         self.n, self.host, self.port, self.path, self.headers = n, host, port, path, headers
-        self.app, self.until = app, until
+        self.app, self.until, self.repeat_share = app, until, repeat_share
         self.latencies: list[float] = []
         self.statuses: Counter = Counter()
         self.errors: Counter = Counter()
@@ -73,7 +94,7 @@ class Client(threading.Thread):
     def run(self) -> None:
         i = self.n
         while time.monotonic() < self.until:
-            question = QUESTIONS[i % len(QUESTIONS)]
+            question = question_for(client=self.n, i=i, repeat_share=self.repeat_share)
             i += 1
             key = "query" if self.path.endswith("/search") else "question"
             body = json.dumps({key: question, **({"app": self.app} if self.app else {})}).encode()
@@ -96,11 +117,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--app", default="guide", help="The app to ask about (with a token).")
     parser.add_argument("--clients", type=int, default=50)
     parser.add_argument("--duration", type=float, default=60.0, help="Seconds.")
+    parser.add_argument(
+        "--repeat-share",
+        type=float,
+        default=1.0,
+        help="Share of requests asking one of six usual questions; the rest are new questions (embedded).",
+    )
     args = parser.parse_args(argv)
 
     target = urlsplit(args.url)
     if target.hostname not in LOOPBACK or target.scheme != "http":
         parser.error(f"--url must be http:// on a loopback address ({', '.join(sorted(LOOPBACK))})")
+    if not 0 <= args.repeat_share <= 1:
+        parser.error("--repeat-share is a share, 0 to 1")
     if not 1 <= args.clients <= MAX_CLIENTS or not 0 < args.duration <= MAX_SECONDS:
         parser.error(f"--clients 1..{MAX_CLIENTS}, --duration up to {MAX_SECONDS} s")
     headers = {"Content-Type": "application/json"}
@@ -122,6 +151,7 @@ def main(argv: list[str] | None = None) -> int:
             headers=headers,
             app=args.app if args.token else "",
             until=until,
+            repeat_share=args.repeat_share,
         )
         for n in range(args.clients)
     ]
@@ -135,7 +165,10 @@ def main(argv: list[str] | None = None) -> int:
     statuses = sum((c.statuses for c in clients), Counter())
     errors = sum((c.errors for c in clients), Counter())
     done = len(latencies)
-    print(f"{args.clients} clients, {elapsed:.1f} s, {args.path} on {args.url}")
+    print(
+        f"{args.clients} clients, {elapsed:.1f} s, {args.path} on {args.url}, "
+        f"{args.repeat_share:.0%} of questions repeated"
+    )
     print(f"requests {done}  ·  {done / elapsed:.1f} req/s")
     print(
         f"latency ms  p50 {percentile(latencies, 50):.1f}  p95 {percentile(latencies, 95):.1f}  "

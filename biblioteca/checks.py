@@ -84,3 +84,48 @@ def embedding_model_matches(app_configs=None, **kwargs):
             id="biblioteca.W001",
         )
     ]
+
+
+@register(Tags.database)
+def vector_search_settings(app_configs=None, **kwargs):
+    """The iterative scan mode must be one pgvector knows; the HNSW index should be built as configured."""
+    from django.conf import settings
+
+    from biblioteca.vector_index import (
+        IndexOptionsError,
+        configured_hnsw_options,
+        live_hnsw_options,
+        validated,
+    )
+    from biblioteca.vector_session import ITERATIVE_SCAN_MODES
+
+    problems = []
+    if settings.RETRIEVAL_ITERATIVE_SCAN not in ITERATIVE_SCAN_MODES:
+        problems.append(
+            Error(
+                f"RETRIEVAL_ITERATIVE_SCAN is {settings.RETRIEVAL_ITERATIVE_SCAN!r}.",
+                hint=f"Use one of {', '.join(ITERATIVE_SCAN_MODES)}.",
+                id="biblioteca.E004",
+            )
+        )
+    try:
+        configured = validated(configured_hnsw_options())
+    except IndexOptionsError as exc:
+        return [
+            *problems,
+            Error(exc.message, hint="Fix RETRIEVAL_HNSW_M / _EF_CONSTRUCTION.", id="biblioteca.E005"),
+        ]
+    try:
+        live = live_hnsw_options()
+    except DatabaseError:
+        return problems
+    if live is not None and live != configured:
+        problems.append(
+            Warning(
+                f"The chunk vector index was built with m={live.m}, ef_construction={live.ef_construction}; "
+                f"the settings say m={configured.m}, ef_construction={configured.ef_construction}.",
+                hint="Run `python manage.py rebuild_vector_index` (searches go on while it builds).",
+                id="biblioteca.W002",
+            )
+        )
+    return problems

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 
 import numpy as np
@@ -139,9 +140,12 @@ class OpenAIEmbedder(Embedder):
         query_prefix: str = "",
         passage_prefix: str = "",
         send_input_type: bool = False,
+        concurrency: int = 1,
     ) -> None:
         super().__init__()
         from openai import OpenAI
+
+        self.concurrency = max(1, concurrency)
 
         self.model_name = model
         self.dimensions = dimensions
@@ -164,9 +168,8 @@ class OpenAIEmbedder(Embedder):
 
         prefix = self.query_prefix if is_query else self.passage_prefix
         extra = {"input_type": "query" if is_query else "passage"} if self.send_input_type else None
-        out: list[list[float]] = []
-        for start in range(0, len(texts), self.batch_size):
-            batch = [prefix + t for t in texts[start : start + self.batch_size]]
+
+        def send(batch: list[str]) -> list[list[float]]:
             try:
                 response = self._client.embeddings.create(
                     model=self.model_name, input=batch, encoding_format="float", extra_body=extra
@@ -177,8 +180,19 @@ class OpenAIEmbedder(Embedder):
                         f"embedding request to {url_for_messages(self._client.base_url)} failed: {exc}"
                     )
                 ) from exc
-            out.extend(item.embedding for item in sorted(response.data, key=lambda d: d.index))
-        return np.asarray(out, dtype=np.float32)
+            return [item.embedding for item in sorted(response.data, key=lambda d: d.index)]
+
+        batches = [
+            [prefix + t for t in texts[start : start + self.batch_size]]
+            for start in range(0, len(texts), self.batch_size)
+        ]
+        if self.concurrency > 1 and len(batches) > 1:
+            # A GPU server is kept busy only with several requests in flight; map() keeps the batches' order.
+            with ThreadPoolExecutor(max_workers=min(self.concurrency, len(batches))) as pool:
+                answers = list(pool.map(send, batches))
+        else:
+            answers = [send(batch) for batch in batches]
+        return np.asarray([vector for answer in answers for vector in answer], dtype=np.float32)
 
 
 @lru_cache(maxsize=4)
@@ -195,6 +209,7 @@ def _build(
     passage_prefix: str,
     send_input_type: bool,
     threads: int,
+    concurrency: int = 1,
 ) -> Embedder:
     if backend == "local":
         return LocalE5Embedder(dimensions=dimensions, threads=threads)
@@ -210,6 +225,7 @@ def _build(
             query_prefix=query_prefix,
             passage_prefix=passage_prefix,
             send_input_type=send_input_type,
+            concurrency=concurrency,
         )
     raise EmbeddingError(f"EMBEDDING_BACKEND must be 'local' or 'openai', not {backend!r}")
 
@@ -229,6 +245,7 @@ def get_embedder() -> Embedder:
         settings.EMBEDDING_PASSAGE_PREFIX,
         settings.EMBEDDING_SEND_INPUT_TYPE,
         settings.EMBEDDING_THREADS,
+        settings.EMBEDDING_CONCURRENCY,
     )
 
 

@@ -78,8 +78,8 @@ class Chunk(models.Model):
             HnswIndex(
                 name="chunk_embedding_hnsw",
                 fields=["embedding"],
-                m=16,
-                ef_construction=64,
+                m=settings.RETRIEVAL_HNSW_M,
+                ef_construction=settings.RETRIEVAL_HNSW_EF_CONSTRUCTION,
                 opclasses=["vector_cosine_ops"],
             ),
             GinIndex(name="chunk_search_vector_gin", fields=["search_vector"]),

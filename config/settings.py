@@ -189,6 +189,8 @@ EMBEDDING_QUERY_PREFIX = env.str("EMBEDDING_QUERY_PREFIX", default="")
 EMBEDDING_PASSAGE_PREFIX = env.str("EMBEDDING_PASSAGE_PREFIX", default="")
 EMBEDDING_SEND_INPUT_TYPE = env.bool("EMBEDDING_SEND_INPUT_TYPE", default=False)
 EMBEDDING_THREADS = env.int("EMBEDDING_THREADS", default=0)
+# Batches in flight at once with EMBEDDING_BACKEND=openai: a GPU embeddings server is kept busy only with several.
+EMBEDDING_CONCURRENCY = env.int("EMBEDDING_CONCURRENCY", default=1)
 TOKEN_ENCODING = env.str("TOKEN_ENCODING", default="o200k_base")
 
 
@@ -292,6 +294,9 @@ if not DEBUG:
 # Query-vector cache: a repeated question (same model, same normalised text) costs no embedding. Its own cache
 # alias on the CACHE_URL backend, so vectors never evict throttle counters; in memory it holds at most
 # QUERY_VECTOR_CACHE_SIZE vectors per process, in Redis/Memcached entries expire after the timeout.
+# The question log is committed without waiting for the WAL flush (a database crash may lose its last fraction
+# of a second); true waits, like every other write.
+QUERY_LOG_SYNCHRONOUS_COMMIT = env.bool("QUERY_LOG_SYNCHRONOUS_COMMIT", default=True)
 QUERY_VECTOR_CACHE = env.bool("QUERY_VECTOR_CACHE", default=True)
 QUERY_VECTOR_CACHE_SIZE = env.int("QUERY_VECTOR_CACHE_SIZE", default=4096)
 QUERY_VECTOR_CACHE_TIMEOUT = env.int("QUERY_VECTOR_CACHE_TIMEOUT", default=7 * 24 * 3600)
@@ -316,8 +321,14 @@ DATABASE_POOL_MIN_SIZE = env.int("DATABASE_POOL_MIN_SIZE", default=2)
 DATABASE_POOL_MAX_SIZE = env.int("DATABASE_POOL_MAX_SIZE", default=10)
 DATABASE_POOL_TIMEOUT = env.float("DATABASE_POOL_TIMEOUT", default=10.0)
 DATABASE_DISABLE_SERVER_SIDE_CURSORS = env.bool("DATABASE_DISABLE_SERVER_SIDE_CURSORS", default=False)
-# hnsw.ef_search for vector searches, set with SET LOCAL inside the search's transaction (0: pgvector's 40).
-RETRIEVAL_EF_SEARCH = env.int("RETRIEVAL_EF_SEARCH", default=0)
+# The HNSW index over chunk vectors and how searches walk it (README: "Sizing"; bench/scale.py measured the
+# defaults). m and ef_construction are read when the index is built (migration 0001, `rebuild_vector_index`);
+# ef_search, the iterative scan and its tuple budget with SET LOCAL inside each search's transaction.
+RETRIEVAL_HNSW_M = env.int("RETRIEVAL_HNSW_M", default=16)
+RETRIEVAL_HNSW_EF_CONSTRUCTION = env.int("RETRIEVAL_HNSW_EF_CONSTRUCTION", default=64)
+RETRIEVAL_EF_SEARCH = env.int("RETRIEVAL_EF_SEARCH", default=80)
+RETRIEVAL_ITERATIVE_SCAN = env.str("RETRIEVAL_ITERATIVE_SCAN", default="strict_order")
+RETRIEVAL_MAX_SCAN_TUPLES = env.int("RETRIEVAL_MAX_SCAN_TUPLES", default=0)
 _database_options = dict(
     conn_max_age=DATABASES["default"]["CONN_MAX_AGE"],
     connect_timeout=DATABASES["default"]["OPTIONS"]["connect_timeout"],

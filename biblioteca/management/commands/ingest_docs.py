@@ -8,6 +8,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from biblioteca.embeddings import EmbeddingError, configured_model_name
 from biblioteca.ingest import IngestError, directory_ingest
+from biblioteca.ingest_queue import directory_ingest_enqueue, queued_ingest_wait
 from biblioteca.selectors import stored_embedding_models
 
 
@@ -30,6 +31,21 @@ class Command(BaseCommand):
         )
         parser.add_argument("--dry-run", action="store_true", help="Report what would change; write nothing.")
         parser.add_argument("--force", action="store_true", help="Re-embed even unchanged documents.")
+        parser.add_argument(
+            "--queue",
+            action="store_true",
+            help="Queue one task per document for `manage.py db_worker` processes (as many as you start, on any "
+            "machine) instead of embedding here.",
+        )
+        parser.add_argument(
+            "--wait", action="store_true", help="With --queue: wait for the workers, with a progress bar."
+        )
+        parser.add_argument(
+            "--timeout",
+            type=float,
+            default=None,
+            help="With --wait: give up waiting after this many seconds.",
+        )
 
     def handle(self, *args, **opts):
         console = Console(stderr=True, quiet=opts["verbosity"] == 0)
@@ -67,6 +83,38 @@ class Command(BaseCommand):
             if result.status == "failed":
                 progress.console.print(f"[red]failed:[/] {result.source_path}: {result.error}")
 
+        if opts["queue"]:
+            if opts["dry_run"]:
+                raise CommandError("--dry-run writes nothing, so there is nothing to queue: drop --queue")
+            try:
+                queued = directory_ingest_enqueue(
+                    paths=opts["paths"],
+                    app=opts["app"],
+                    source_type=opts["source_type"],
+                    url_prefix=opts["url_prefix"],
+                    prune=opts["prune"],
+                    force=opts["force"],
+                )
+            except IngestError as exc:
+                raise CommandError(str(exc)) from exc
+            if not opts["wait"]:
+                self.stdout.write(
+                    f"{len(queued.task_ids)} document(s) queued, {len(queued.refused)} refused, "
+                    f"{len(queued.removed)} removed; `manage.py db_worker` processes ingest them."
+                )
+                for result in queued.refused:
+                    self.stdout.write(
+                        f"{result.status.replace('_', ' ')}: {result.source_path}: {result.error}"
+                    )
+                return
+            try:
+                with progress:
+                    on_start(queued.total)
+                    report = queued_ingest_wait(queued=queued, on_result=on_result, timeout=opts["timeout"])
+            except IngestError as exc:
+                raise CommandError(str(exc)) from exc
+            self.report(report, opts)
+            return
         try:
             with progress:
                 report = directory_ingest(
@@ -82,8 +130,10 @@ class Command(BaseCommand):
                 )
         except (IngestError, EmbeddingError) as exc:
             raise CommandError(str(exc)) from exc
+        self.report(report, opts)
 
-        prefix = "dry run: " if opts["dry_run"] else ""
+    def report(self, report, opts) -> None:
+        prefix = "dry run: " if opts.get("dry_run") else ""
         self.stdout.write(
             f"{prefix}{report.count('added')} added, {report.count('updated')} updated, "
             f"{report.count('unchanged')} unchanged, {len(report.removed)} removed, {report.count('skipped')} skipped, "

@@ -1,0 +1,85 @@
+"""The HNSW index is built with the configured m and ef_construction, and rebuilt in place when they change."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from biblioteca.checks import vector_search_settings
+from biblioteca.embeddings import get_embedder
+from biblioteca.ingest import document_ingest
+from biblioteca.selectors import chunk_search
+from biblioteca.vector_index import (
+    HnswOptions,
+    IndexOptionsError,
+    configured_hnsw_options,
+    hnsw_index_sql,
+    live_hnsw_options,
+    vector_index_rebuild,
+)
+from biblioteca.vector_session import vector_search_statements
+
+# CREATE INDEX CONCURRENTLY cannot run inside a transaction: the rebuild tests commit, and ingest their own
+# document (the session's fixture library is flushed by whichever transactional test runs first).
+rebuilding = pytest.mark.django_db(transaction=True)
+DOC = "# Lighthouse\n\nThe lighthouse lamp is cleaned every Tuesday by the keeper.\n"
+
+
+@pytest.fixture
+def restore_index():
+    yield
+    vector_index_rebuild(options=configured_hnsw_options())
+
+
+@pytest.mark.django_db
+def test_the_migrated_index_has_the_configured_options():
+    assert live_hnsw_options() == configured_hnsw_options() == HnswOptions(m=16, ef_construction=64)
+
+
+@rebuilding
+def test_a_rebuild_swaps_in_an_index_with_new_options_and_searches_still_work(restore_index):
+    document_ingest(source_path="lighthouse.md", content=DOC, app="rebuild", source_type="en")
+    vector_index_rebuild(options=HnswOptions(m=8, ef_construction=32), maintenance_work_mem="256MB")
+    assert live_hnsw_options() == HnswOptions(m=8, ef_construction=32)
+    hits = chunk_search(query_vector=get_embedder().embed_query("When is the lamp cleaned?"), top_k=1)
+    assert hits and "lamp" in hits[0].text
+    codes = [message.id for message in vector_search_settings()]
+    assert "biblioteca.W002" in codes, "the check says the index differs from the settings"
+
+
+@rebuilding
+def test_the_command_rebuilds_only_when_asked_values_differ(restore_index, capsys):
+    call_command("rebuild_vector_index", "--if-changed")
+    assert "already built with m=16" in capsys.readouterr().out
+    call_command("rebuild_vector_index", "--m", "12", "--ef-construction", "48")
+    assert live_hnsw_options() == HnswOptions(m=12, ef_construction=48)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("m", "ef"), [(1, 64), (101, 400), (16, 20), (16, 1001)])
+def test_options_pgvector_would_refuse_are_refused_before_touching_the_index(m, ef):
+    with pytest.raises(IndexOptionsError):
+        hnsw_index_sql(options=HnswOptions(m=m, ef_construction=ef))
+    with pytest.raises(CommandError, match="HNSW"):
+        call_command("rebuild_vector_index", "--m", str(m), "--ef-construction", str(ef))
+    assert live_hnsw_options() == configured_hnsw_options()
+
+
+def test_the_iterative_scan_mode_and_its_budget_are_settings(settings):
+    settings.RETRIEVAL_EF_SEARCH = 0
+    settings.RETRIEVAL_ITERATIVE_SCAN = "relaxed_order"
+    settings.RETRIEVAL_MAX_SCAN_TUPLES = 50000
+    assert vector_search_statements(iterative=True) == [
+        "SET LOCAL hnsw.iterative_scan = relaxed_order",
+        "SET LOCAL hnsw.max_scan_tuples = 50000",
+    ]
+    assert vector_search_statements(iterative=False) == []
+    settings.RETRIEVAL_ITERATIVE_SCAN = "off"
+    assert vector_search_statements(iterative=True) == []
+
+
+@pytest.mark.django_db
+def test_an_unknown_iterative_scan_mode_is_a_configuration_error(settings):
+    settings.RETRIEVAL_ITERATIVE_SCAN = "sideways"
+    assert [m.id for m in vector_search_settings()] == ["biblioteca.E004"]

@@ -1,0 +1,59 @@
+"""The question log's write: both rows in one transaction, committed without waiting for the WAL flush."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from oraculo.actions import query_log_create
+from oraculo.models import OraculoQuery, QueryVector
+
+pytestmark = pytest.mark.django_db
+
+
+def log(**overrides) -> OraculoQuery:
+    values = dict(
+        question="How do I reset my password?",
+        app="guide",
+        source_type=None,
+        answer="From the sign-in page.",
+        answer_mode="extractive",
+        chunks=[],
+        trimmed=False,
+        trim_params=None,
+        tokens_before=10,
+        tokens_in_context=10,
+        latency_ms={"total": 1.0},
+        question_vector=np.full(384, 0.05, dtype=np.float32),
+    )
+    values.update(overrides)
+    return query_log_create(**values)
+
+
+def show_synchronous_commit() -> str:
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW synchronous_commit")
+        return cursor.fetchone()[0]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_log_is_committed_asynchronously_in_one_transaction_and_the_setting_does_not_leak(settings):
+    settings.QUERY_LOG_SYNCHRONOUS_COMMIT = False
+    with CaptureQueriesContext(connection) as queries:
+        query = log()
+    statements = [q["sql"] for q in queries.captured_queries]
+    assert statements[0] == "BEGIN" and statements[-1] == "COMMIT", "one transaction"
+    assert statements[1] == "SET LOCAL synchronous_commit = off"
+    assert [s.split()[2] for s in statements[2:-1]] == ['"oraculo_queries"', '"oraculo_query_vectors"']
+    assert QueryVector.objects.get(query=query).embedding is not None
+    assert show_synchronous_commit() == "on"
+
+
+def test_synchronous_commit_when_the_setting_asks(settings):
+    settings.QUERY_LOG_SYNCHRONOUS_COMMIT = True
+    with CaptureQueriesContext(connection) as queries:
+        log()
+    assert not any("synchronous_commit" in q["sql"] for q in queries.captured_queries)
+    assert OraculoQuery.objects.count() == 1
