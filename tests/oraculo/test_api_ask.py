@@ -23,9 +23,8 @@ pytestmark = pytest.mark.django_db
 ASK = "/api/v1/ask"
 ORIGIN = "https://help.example.com"
 QUESTION = "How do I reset my password?"
-ASK_QUERIES = (
-    12  # key; the search in its transaction (savepoints, SET LOCALs); neighbours; the log in its own
-)
+# The key; the search in its transaction (savepoint, SET LOCALs); neighbours; the log's rows in theirs.
+ASK_QUERIES = 12
 FEEDBACK_QUERIES = 4
 
 
