@@ -5,6 +5,9 @@ many times, so tokens are counted, and terms looked up, in one place.
 
 The trimmer scores the sentence vectors stored at ingest, so a query costs one embedding call (the query
 itself); only chunks stored without sentences fall back to a single batch call.
+
+Over 300 lines on purpose: the two stages and the glue between the stored sentences and the trimmer (spans
+mapped into grown passages, the question's terms) are one pipeline, read best in one place.
 """
 
 from __future__ import annotations

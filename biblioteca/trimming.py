@@ -27,6 +27,8 @@ Beyond the seed, query-level rules (all optional):
   with the `Type:`/`Default:` lines under it;
 - `trim_markup`: bare markup (an HTML tag line, an admonition fence, an include directive) is not kept at the
   edge of a kept run: a window should widen a run by words, not by `</div>`.
+
+Over 300 lines because the rules act on one selection and must be read together; a third of it is this list.
 """
 
 from __future__ import annotations

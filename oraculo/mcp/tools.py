@@ -1,5 +1,8 @@
 """The tools: thin doors that check their arguments with the REST API's serializers and call the same services
-as the API, the admin and the commands (retrieve, Oráculo's ask, the evaluation services)."""
+as the API, the admin and the commands (retrieve, Oráculo's ask, the evaluation services).
+
+Just over 300 lines because each tool's description, annotations and schemas sit beside its body, so an agent's
+view of a tool and what it does read together."""
 
 from __future__ import annotations
 
