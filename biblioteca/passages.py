@@ -108,21 +108,28 @@ def passage_sentences(
     `dimensions`, or (`dimensions` None) cosines with the question; None when a member has no stored sentences.
     A put-back heading is a unit of its own with a zero vector (cosine 0): only words can keep it."""
     blank = np.zeros(dimensions or (), dtype=np.float32)
-    units: list[tuple[int, int, np.ndarray]] = [(a, b, blank) for a, b in joined.headings]
+    units: list[tuple[int, int, int]] = [(a, b, -1) for a, b in joined.headings]
+    chunks: list[np.ndarray] = []
+    text, base = joined.text, 0
     for member in joined.members:
         spans = spans_by_chunk.get(member.chunk_id)
         if not spans:
             return None
-        values = values_by_chunk[member.chunk_id]
-        for (start, end), value in zip(spans, values):
-            if end <= member.cut:
+        values = values_by_chunk[member.chunk_id][: len(spans)]
+        chunks.append(values)
+        cut, shift = member.cut, member.offset - member.cut
+        for i, (start, end) in enumerate(spans[: len(values)], start=base):
+            if end <= cut:
                 continue
-            a, b = member.offset + max(start, member.cut) - member.cut, member.offset + end - member.cut
-            while a < b and joined.text[a].isspace():
+            a, b = shift + max(start, cut), shift + end
+            while a < b and text[a].isspace():
                 a += 1
             if a < b:
-                units.append((a, b, value))
+                units.append((a, b, i))
+        base += len(values)
     units.sort(key=lambda u: u[0])
     if not units:
         return [], np.zeros((0, *blank.shape), dtype=np.float32)
-    return [(a, b) for a, b, _ in units], np.stack([v for _, _, v in units]).astype(np.float32)
+    # Every member's values in one array, with the headings' zero as its last row: one gather, no stacking.
+    pool = np.concatenate([*(np.asarray(c, dtype=np.float32) for c in chunks), blank[None]])
+    return [(a, b) for a, b, _ in units], pool[[i for _, _, i in units]]

@@ -34,7 +34,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import numpy as np
 
@@ -90,6 +90,15 @@ class TrimInput:
     def __post_init__(self) -> None:
         if self.vectors is None and self.cosines is None:
             raise ValueError("a TrimInput needs its sentences' vectors or their cosines")
+
+    @cached_property
+    def units(self) -> list[str]:
+        """The sentences' texts, sliced once for every rule that reads them."""
+        return [self.text[a:b] for a, b in self.spans]
+
+    @cached_property
+    def shapes(self) -> list[str]:
+        return [_shape(u.lstrip()) for u in self.units]
 
     def scores(self, query_vector: np.ndarray) -> np.ndarray:
         if not len(self.spans):
@@ -155,6 +164,7 @@ def _shape(unit: str) -> str:
     return "prose"
 
 
+@lru_cache(maxsize=50_000)
 def is_markup(unit: str) -> bool:
     """A unit with no words for a reader: an HTML tag line, an admonition fence (`///`, `:::`), an include
     directive (`{* file *}`), punctuation."""
@@ -179,10 +189,12 @@ def _inside(i: int, kept: set[int], markup: Sequence[bool], step: int) -> bool:
     return False
 
 
-def unit_companions(units: Sequence[str]) -> list[tuple[int, ...]]:
+def unit_companions(units: Sequence[str], shapes: Sequence[str] | None = None) -> list[tuple[int, ...]]:
     """For each unit, the units kept with it: a table row's header row and rule; a list item's lead-in (the unit
-    just before its list); a field line's heading and sibling fields; a heading's field lines."""
-    shapes = [_shape(u.lstrip()) for u in units]
+    just before its list); a field line's heading and sibling fields; a heading's field lines. `shapes` are the
+    units' shapes when the caller has them."""
+    if shapes is None:
+        shapes = [_shape(u.lstrip()) for u in units]
     out: list[set[int]] = [set() for _ in units]
     for i, shape in enumerate(shapes):
         if shape in ("row", "rule"):
@@ -229,20 +241,23 @@ def lexical_evidence(
     if total <= 0 or n == 0:
         return np.zeros(n, dtype=np.float32)
 
+    language = chunk.language
+
     def share(text: str) -> float:
-        found = _unit_terms(text, chunk.language)
+        found = _unit_terms(text, language)
+        if found.isdisjoint(query_terms):
+            return 0.0
         return sum(query_terms[t] for t in found.intersection(query_terms)) / total
 
     heading_share = share(chunk.heading) if chunk.heading else 0.0
-    out = np.zeros(n, dtype=np.float32)
-    for i, (start, end) in enumerate(chunk.spans):
-        unit = chunk.text[start:end]
-        if _HEADING.match(unit.lstrip()):
+    out: list[float] = []
+    for unit, shape in zip(chunk.units, chunk.shapes):
+        if shape == "heading":
             heading_share = share(unit)
-            out[i] = heading_share
+            out.append(heading_share)
         else:
-            out[i] = max(share(unit), heading_weight * heading_share)
-    return out
+            out.append(max(share(unit), heading_weight * heading_share))
+    return np.array(out, dtype=np.float32)
 
 
 def join_runs(text: str, spans: Sequence[tuple[int, int]], keep: Sequence[int]) -> str:
@@ -310,14 +325,14 @@ def trim_chunks(
         if rank > 0 and params.passage_margin is not None:
             own = float(chunk_scores.max()) - params.passage_margin
             chunk_floor = own if chunk_floor is None else max(chunk_floor, own)
-        units = [chunk.text[a:b] for a, b in chunk.spans]
+        units = chunk.units
         keep = select_sentences(
             chunk_scores,
             threshold=params.threshold,
             min_sentences=params.min_sentences,
             window=params.window,
             floor=chunk_floor,
-            companions=unit_companions(units) if params.companions else None,
+            companions=unit_companions(units, chunk.shapes) if params.companions else None,
         )
         if params.trim_markup:
             keep = without_markup_edges(keep, [is_markup(u) for u in units])
