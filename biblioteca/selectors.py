@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import numpy as np
 from django.contrib.postgres.aggregates import ArrayAgg
@@ -353,16 +353,26 @@ def _neighbours(
             )
         )
         if len(row) > 7 and row[7]:
-            sentences[id_] = ScoredSentences(list(zip(row[7], row[8])), np.asarray(row[9], dtype=np.float32))
+            sentences[id_] = ScoredSentences(row[7], row[8], row[9])
     return out, sentences
 
 
 @dataclass(frozen=True)
 class ScoredSentences:
-    """A chunk's sentence spans (offsets into its text) and their cosines with one question, shape (n,)."""
+    """A chunk's sentence spans (offsets into its text) and their cosines with one question, shape (n,), as
+    read; a neighbour no passage takes is never converted."""
 
-    spans: list[tuple[int, int]]
-    cosines: np.ndarray
+    starts: Sequence[int]
+    ends: Sequence[int]
+    values: Sequence[float]
+
+    @cached_property
+    def spans(self) -> list[tuple[int, int]]:
+        return list(zip(self.starts, self.ends))
+
+    @cached_property
+    def cosines(self) -> np.ndarray:
+        return np.asarray(self.values, dtype=np.float32)
 
 
 @dataclass(frozen=True)

@@ -98,7 +98,7 @@ class TrimInput:
 
     @cached_property
     def shapes(self) -> list[str]:
-        return [_shape(u.lstrip()) for u in self.units]
+        return [_unit_shape(u) for u in self.units]
 
     def scores(self, query_vector: np.ndarray) -> np.ndarray:
         if not len(self.spans):
@@ -149,6 +149,11 @@ _TABLE_RULE = re.compile(r"\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)*\
 _FIELD = re.compile(r"(?:[-*+][ \t]+)?(?:\*\*|__)?[^\W\d_][\w ()/-]{0,30}:(?:\*\*|__)?[ \t]*\S")
 _FIELD_MAX = 160
 _MARKUP = re.compile(r"\s*(?:</?[A-Za-z][^>\n]*>|/{3}[^\n]*|:{3}[^\n]*|\{\*[^\n]*\*\}|\W*)\s*")
+
+
+@lru_cache(maxsize=50_000)
+def _unit_shape(unit: str) -> str:
+    return _shape(unit.lstrip())
 
 
 @lru_cache(maxsize=50_000)
@@ -252,11 +257,14 @@ def lexical_evidence(
     heading_share = share(chunk.heading) if chunk.heading else 0.0
     out: list[float] = []
     for unit, shape in zip(chunk.units, chunk.shapes):
+        found = _unit_terms(unit, language)
+        own = 0.0 if found.isdisjoint(query_terms) else share(unit)
         if shape == "heading":
-            heading_share = share(unit)
-            out.append(heading_share)
+            heading_share = own
+            out.append(own)
         else:
-            out.append(max(share(unit), heading_weight * heading_share))
+            under = heading_weight * heading_share
+            out.append(own if own >= under else under)
     return np.array(out, dtype=np.float32)
 
 
