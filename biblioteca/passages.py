@@ -109,14 +109,14 @@ def passage_sentences(
     A put-back heading is a unit of its own with a zero vector (cosine 0): only words can keep it."""
     blank = np.zeros(dimensions or (), dtype=np.float32)
     units: list[tuple[int, int, int]] = [(a, b, -1) for a, b in joined.headings]
-    chunks: list[np.ndarray] = []
+    pools: list[np.ndarray] = []
     text, base = joined.text, 0
     for member in joined.members:
         spans = spans_by_chunk.get(member.chunk_id)
         if not spans:
             return None
         values = values_by_chunk[member.chunk_id][: len(spans)]
-        chunks.append(values)
+        pools.append(values)
         cut, shift = member.cut, member.offset - member.cut
         for i, (start, end) in enumerate(spans[: len(values)], start=base):
             if end <= cut:
@@ -131,5 +131,5 @@ def passage_sentences(
     if not units:
         return [], np.zeros((0, *blank.shape), dtype=np.float32)
     # Every member's values in one array, with the headings' zero as its last row: one gather, no stacking.
-    pool = np.concatenate([*(np.asarray(c, dtype=np.float32) for c in chunks), blank[None]])
+    pool = np.concatenate([*(np.asarray(v, dtype=np.float32) for v in pools), blank[None]])
     return [(a, b) for a, b, _ in units], pool[[i for _, _, i in units]]

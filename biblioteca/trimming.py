@@ -199,7 +199,7 @@ def unit_companions(units: Sequence[str], shapes: Sequence[str] | None = None) -
     just before its list); a field line's heading and sibling fields; a heading's field lines. `shapes` are the
     units' shapes when the caller has them."""
     if shapes is None:
-        shapes = [_shape(u.lstrip()) for u in units]
+        shapes = [_unit_shape(u) for u in units]
     out: list[set[int]] = [set() for _ in units]
     for i, shape in enumerate(shapes):
         if shape in ("row", "rule"):
@@ -257,8 +257,7 @@ def lexical_evidence(
     heading_share = share(chunk.heading) if chunk.heading else 0.0
     out: list[float] = []
     for unit, shape in zip(chunk.units, chunk.shapes):
-        found = _unit_terms(unit, language)
-        own = 0.0 if found.isdisjoint(query_terms) else share(unit)
+        own = share(unit)
         if shape == "heading":
             heading_share = own
             out.append(own)
