@@ -92,13 +92,25 @@ class TrimInput:
             raise ValueError("a TrimInput needs its sentences' vectors or their cosines")
 
     @cached_property
-    def units(self) -> list[str]:
-        """The sentences' texts, sliced once for every rule that reads them."""
-        return [self.text[a:b] for a, b in self.spans]
+    def _units(self) -> PassageUnits:
+        return passage_units(self.text, tuple(map(tuple, self.spans)), self.language)
 
-    @cached_property
-    def shapes(self) -> list[str]:
-        return [_unit_shape(u) for u in self.units]
+    @property
+    def units(self) -> tuple[str, ...]:
+        """The sentences' texts, sliced once for every rule that reads them."""
+        return self._units.units
+
+    @property
+    def shapes(self) -> tuple[str, ...]:
+        return self._units.shapes
+
+    @property
+    def unit_terms(self) -> tuple[frozenset[str], ...]:
+        return self._units.terms
+
+    @property
+    def markup(self) -> tuple[bool, ...]:
+        return self._units.markup
 
     def scores(self, query_vector: np.ndarray) -> np.ndarray:
         if not len(self.spans):
@@ -236,6 +248,30 @@ def _unit_terms(text: str, language: str) -> frozenset[str]:
     return frozenset(terms(text, language=language))
 
 
+class PassageUnits:
+    """A passage's sentence texts and what the rules read off them (shape, stems, markup), worked out once
+    per passage: the same passages come back question after question, and looking each unit up anew cost
+    more than the rules themselves."""
+
+    def __init__(self, text: str, spans: tuple[tuple[int, int], ...], language: str) -> None:
+        self.units = tuple(text[a:b] for a, b in spans)
+        self.shapes = tuple(_unit_shape(u) for u in self.units)
+        self.language = language
+
+    @cached_property
+    def terms(self) -> tuple[frozenset[str], ...]:
+        return tuple(_unit_terms(u, self.language) for u in self.units)
+
+    @cached_property
+    def markup(self) -> tuple[bool, ...]:
+        return tuple(is_markup(u) for u in self.units)
+
+
+@lru_cache(maxsize=2048)
+def passage_units(text: str, spans: tuple[tuple[int, int], ...], language: str) -> PassageUnits:
+    return PassageUnits(text, spans, language)
+
+
 def lexical_evidence(
     chunk: TrimInput, query_terms: Mapping[str, float], *, heading_weight: float
 ) -> np.ndarray:
@@ -246,18 +282,15 @@ def lexical_evidence(
     if total <= 0 or n == 0:
         return np.zeros(n, dtype=np.float32)
 
-    language = chunk.language
-
-    def share(text: str) -> float:
-        found = _unit_terms(text, language)
+    def share(found: frozenset[str]) -> float:
         if found.isdisjoint(query_terms):
             return 0.0
         return sum(query_terms[t] for t in found.intersection(query_terms)) / total
 
-    heading_share = share(chunk.heading) if chunk.heading else 0.0
+    heading_share = share(_unit_terms(chunk.heading, chunk.language)) if chunk.heading else 0.0
     out: list[float] = []
-    for unit, shape in zip(chunk.units, chunk.shapes):
-        own = share(unit)
+    for found, shape in zip(chunk.unit_terms, chunk.shapes):
+        own = share(found)
         if shape == "heading":
             heading_share = own
             out.append(own)
@@ -342,7 +375,7 @@ def trim_chunks(
             companions=unit_companions(units, chunk.shapes) if params.companions else None,
         )
         if params.trim_markup:
-            keep = without_markup_edges(keep, [is_markup(u) for u in units])
+            keep = without_markup_edges(keep, chunk.markup)
         if len(keep) >= n:
             out.append(TrimOutput(chunk.text, tuple(range(n))))
         else:
