@@ -112,6 +112,10 @@ class TrimInput:
     def markup(self) -> tuple[bool, ...]:
         return self._units.markup
 
+    @property
+    def companions(self) -> tuple[tuple[int, ...], ...]:
+        return self._units.companions
+
     def scores(self, query_vector: np.ndarray) -> np.ndarray:
         if not len(self.spans):
             return np.zeros(0, dtype=np.float32)
@@ -266,6 +270,10 @@ class PassageUnits:
     def markup(self) -> tuple[bool, ...]:
         return tuple(is_markup(u) for u in self.units)
 
+    @cached_property
+    def companions(self) -> tuple[tuple[int, ...], ...]:
+        return tuple(unit_companions(self.units, self.shapes))
+
 
 @lru_cache(maxsize=2048)
 def passage_units(text: str, spans: tuple[tuple[int, int], ...], language: str) -> PassageUnits:
@@ -365,14 +373,13 @@ def trim_chunks(
         if rank > 0 and params.passage_margin is not None:
             own = float(chunk_scores.max()) - params.passage_margin
             chunk_floor = own if chunk_floor is None else max(chunk_floor, own)
-        units = chunk.units
         keep = select_sentences(
             chunk_scores,
             threshold=params.threshold,
             min_sentences=params.min_sentences,
             window=params.window,
             floor=chunk_floor,
-            companions=unit_companions(units, chunk.shapes) if params.companions else None,
+            companions=chunk.companions if params.companions else None,
         )
         if params.trim_markup:
             keep = without_markup_edges(keep, chunk.markup)

@@ -336,3 +336,4 @@ def test_a_passage_read_again_under_other_spans_or_language_gets_its_own_units()
     assert again.units is whole.units
     assert fewer.units == ("## Port", "The port. </div>") and fewer.markup == (False, False)
     assert spanish.unit_terms is not whole.unit_terms
+    assert whole.companions == tuple(unit_companions(whole.units))
