@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -108,21 +109,43 @@ def passage_sentences(
     `dimensions`, or (`dimensions` None) cosines with the question; None when a member has no stored sentences.
     A put-back heading is a unit of its own with a zero vector (cosine 0): only words can keep it."""
     blank = np.zeros(dimensions or (), dtype=np.float32)
-    units: list[tuple[int, int, np.ndarray]] = [(a, b, blank) for a, b in joined.headings]
+    member_spans: list[tuple[tuple[int, int], ...]] = []
+    pools: list[np.ndarray] = []
     for member in joined.members:
         spans = spans_by_chunk.get(member.chunk_id)
         if not spans:
             return None
-        values = values_by_chunk[member.chunk_id]
-        for (start, end), value in zip(spans, values):
-            if end <= member.cut:
+        values = values_by_chunk[member.chunk_id][: len(spans)]
+        pools.append(np.asarray(values, dtype=np.float32))
+        member_spans.append(tuple(map(tuple, spans[: len(values)])))
+    spans, rows = _layout(joined, tuple(member_spans))
+    if not spans:
+        return [], np.zeros((0, *blank.shape), dtype=np.float32)
+    # Every member's values in one array, with the headings' zero as its last row: one gather, no stacking.
+    return list(spans), np.concatenate([*pools, blank[None]])[rows]
+
+
+@lru_cache(maxsize=2048)
+def _layout(
+    joined: Joined, member_spans: tuple[tuple[tuple[int, int], ...], ...]
+) -> tuple[tuple[tuple[int, int], ...], np.ndarray]:
+    """Where each member's sentences fall in the passage, and which row of the members' values (one after the
+    other, then a zero row for headings) each takes. Remembered: the same passages come back question after
+    question, and only their values change."""
+    units: list[tuple[int, int, int]] = [(a, b, -1) for a, b in joined.headings]
+    text, base = joined.text, 0
+    for member, spans in zip(joined.members, member_spans):
+        cut, shift = member.cut, member.offset - member.cut
+        for i, (start, end) in enumerate(spans, start=base):
+            if end <= cut:
                 continue
-            a, b = member.offset + max(start, member.cut) - member.cut, member.offset + end - member.cut
-            while a < b and joined.text[a].isspace():
+            a, b = shift + max(start, cut), shift + end
+            while a < b and text[a].isspace():
                 a += 1
             if a < b:
-                units.append((a, b, value))
+                units.append((a, b, i))
+        base += len(spans)
     units.sort(key=lambda u: u[0])
-    if not units:
-        return [], np.zeros((0, *blank.shape), dtype=np.float32)
-    return [(a, b) for a, b, _ in units], np.stack([v for _, _, v in units]).astype(np.float32)
+    rows = np.array([i for _, _, i in units], dtype=np.intp)
+    rows.flags.writeable = False
+    return tuple((a, b) for a, b, _ in units), rows

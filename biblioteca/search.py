@@ -164,21 +164,18 @@ def grown_passages(
             continue
         pieces = grow(_piece(row), neighbours.get(row.document_id, []), budget=budget, taken=taken)
         taken.update(p.id for p in pieces)
+        changes: dict = {}
         if scored is not None:
-            hit = replace(hit, sentences={p.id: scored[p.id] for p in pieces if p.id in scored})
-        if len(pieces) == 1:
-            out.append(hit)
-        else:
+            changes["sentences"] = {p.id: scored[p.id] for p in pieces if p.id in scored}
+        if len(pieces) > 1:
             joined = join(pieces)
-            out.append(
-                replace(
-                    hit,
-                    heading_path=list(joined.heading_path),
-                    text=joined.text,
-                    original_text=joined.text,
-                    layout=joined,
-                )
+            changes.update(
+                heading_path=list(joined.heading_path),
+                text=joined.text,
+                original_text=joined.text,
+                layout=joined,
             )
+        out.append(replace(hit, **changes) if changes else hit)
         if len(out) == top_k:
             break
     return out

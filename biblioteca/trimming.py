@@ -36,7 +36,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import numpy as np
 
@@ -93,6 +93,31 @@ class TrimInput:
         if self.vectors is None and self.cosines is None:
             raise ValueError("a TrimInput needs its sentences' vectors or their cosines")
 
+    @cached_property
+    def _units(self) -> PassageUnits:
+        return passage_units(self.text, tuple(map(tuple, self.spans)), self.language)
+
+    @property
+    def units(self) -> tuple[str, ...]:
+        """The sentences' texts, sliced once for every rule that reads them."""
+        return self._units.units
+
+    @property
+    def shapes(self) -> tuple[str, ...]:
+        return self._units.shapes
+
+    @property
+    def unit_terms(self) -> tuple[frozenset[str], ...]:
+        return self._units.terms
+
+    @property
+    def markup(self) -> tuple[bool, ...]:
+        return self._units.markup
+
+    @property
+    def companions(self) -> tuple[tuple[int, ...], ...]:
+        return self._units.companions
+
     def scores(self, query_vector: np.ndarray) -> np.ndarray:
         if not len(self.spans):
             return np.zeros(0, dtype=np.float32)
@@ -145,6 +170,11 @@ _MARKUP = re.compile(r"\s*(?:</?[A-Za-z][^>\n]*>|/{3}[^\n]*|:{3}[^\n]*|\{\*[^\n]
 
 
 @lru_cache(maxsize=50_000)
+def _unit_shape(unit: str) -> str:
+    return _shape(unit.lstrip())
+
+
+@lru_cache(maxsize=50_000)
 def _shape(unit: str) -> str:
     if _HEADING.match(unit):
         return "heading"
@@ -157,6 +187,7 @@ def _shape(unit: str) -> str:
     return "prose"
 
 
+@lru_cache(maxsize=50_000)
 def is_markup(unit: str) -> bool:
     """A unit with no words for a reader: an HTML tag line, an admonition fence (`///`, `:::`), an include
     directive (`{* file *}`), punctuation."""
@@ -181,10 +212,12 @@ def _inside(i: int, kept: set[int], markup: Sequence[bool], step: int) -> bool:
     return False
 
 
-def unit_companions(units: Sequence[str]) -> list[tuple[int, ...]]:
+def unit_companions(units: Sequence[str], shapes: Sequence[str] | None = None) -> list[tuple[int, ...]]:
     """For each unit, the units kept with it: a table row's header row and rule; a list item's lead-in (the unit
-    just before its list); a field line's heading and sibling fields; a heading's field lines."""
-    shapes = [_shape(u.lstrip()) for u in units]
+    just before its list); a field line's heading and sibling fields; a heading's field lines. `shapes` are the
+    units' shapes when the caller has them."""
+    if shapes is None:
+        shapes = [_unit_shape(u) for u in units]
     out: list[set[int]] = [set() for _ in units]
     for i, shape in enumerate(shapes):
         if shape in ("row", "rule"):
@@ -221,6 +254,34 @@ def _unit_terms(text: str, language: str) -> frozenset[str]:
     return frozenset(terms(text, language=language))
 
 
+class PassageUnits:
+    """A passage's sentence texts and what the rules read off them (shape, stems, markup), worked out once
+    per passage: the same passages come back question after question, and looking each unit up anew cost
+    more than the rules themselves."""
+
+    def __init__(self, text: str, spans: tuple[tuple[int, int], ...], language: str) -> None:
+        self.units = tuple(text[a:b] for a, b in spans)
+        self.shapes = tuple(_unit_shape(u) for u in self.units)
+        self.language = language
+
+    @cached_property
+    def terms(self) -> tuple[frozenset[str], ...]:
+        return tuple(_unit_terms(u, self.language) for u in self.units)
+
+    @cached_property
+    def markup(self) -> tuple[bool, ...]:
+        return tuple(is_markup(u) for u in self.units)
+
+    @cached_property
+    def companions(self) -> tuple[tuple[int, ...], ...]:
+        return tuple(unit_companions(self.units, self.shapes))
+
+
+@lru_cache(maxsize=2048)
+def passage_units(text: str, spans: tuple[tuple[int, int], ...], language: str) -> PassageUnits:
+    return PassageUnits(text, spans, language)
+
+
 def lexical_evidence(
     chunk: TrimInput, query_terms: Mapping[str, float], *, heading_weight: float
 ) -> np.ndarray:
@@ -231,20 +292,22 @@ def lexical_evidence(
     if total <= 0 or n == 0:
         return np.zeros(n, dtype=np.float32)
 
-    def share(text: str) -> float:
-        found = _unit_terms(text, chunk.language)
+    def share(found: frozenset[str]) -> float:
+        if found.isdisjoint(query_terms):
+            return 0.0
         return sum(query_terms[t] for t in found.intersection(query_terms)) / total
 
-    heading_share = share(chunk.heading) if chunk.heading else 0.0
-    out = np.zeros(n, dtype=np.float32)
-    for i, (start, end) in enumerate(chunk.spans):
-        unit = chunk.text[start:end]
-        if _HEADING.match(unit.lstrip()):
-            heading_share = share(unit)
-            out[i] = heading_share
+    heading_share = share(_unit_terms(chunk.heading, chunk.language)) if chunk.heading else 0.0
+    out: list[float] = []
+    for found, shape in zip(chunk.unit_terms, chunk.shapes):
+        own = share(found)
+        if shape == "heading":
+            heading_share = own
+            out.append(own)
         else:
-            out[i] = max(share(unit), heading_weight * heading_share)
-    return out
+            under = heading_weight * heading_share
+            out.append(own if own >= under else under)
+    return np.array(out, dtype=np.float32)
 
 
 def join_runs(text: str, spans: Sequence[tuple[int, int]], keep: Sequence[int]) -> str:
@@ -312,17 +375,16 @@ def trim_chunks(
         if rank > 0 and params.passage_margin is not None:
             own = float(chunk_scores.max()) - params.passage_margin
             chunk_floor = own if chunk_floor is None else max(chunk_floor, own)
-        units = [chunk.text[a:b] for a, b in chunk.spans]
         keep = select_sentences(
             chunk_scores,
             threshold=params.threshold,
             min_sentences=params.min_sentences,
             window=params.window,
             floor=chunk_floor,
-            companions=unit_companions(units) if params.companions else None,
+            companions=chunk.companions if params.companions else None,
         )
         if params.trim_markup:
-            keep = without_markup_edges(keep, [is_markup(u) for u in units])
+            keep = without_markup_edges(keep, chunk.markup)
         if len(keep) >= n:
             out.append(TrimOutput(chunk.text, tuple(range(n))))
         else:

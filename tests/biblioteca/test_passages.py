@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from biblioteca.passages import Piece, grow, join, passage_sentences
 
@@ -70,6 +71,30 @@ def test_sentences_map_into_the_passage_with_zero_vectors_for_put_back_headings(
     assert stacked.shape == (5, 4)
     assert not stacked[2].any()
     assert stacked[3][2] == 1.0
+
+
+def test_cosines_map_onto_their_sentences_and_a_put_back_heading_scores_zero():
+    joined = join([INSTALL, CONFIGURE])
+    spans = {2: [(0, 18), (19, 37)], 3: [(0, 13), (14, 31)]}
+    cosines = {2: np.array([0.9, 0.8], np.float32), 3: np.array([0.7, 0.6], np.float32)}
+    mapped, values = passage_sentences(joined, spans, cosines, dimensions=None)
+    assert [joined.text[a:b] for a, b in mapped][2:4] == ["## Configure", "Set the port."]
+    assert values.dtype == np.float32
+    assert values.tolist() == pytest.approx([0.9, 0.8, 0.0, 0.7, 0.6])
+
+
+def test_a_sentence_cut_by_an_overlap_drops_its_value_with_its_old_part():
+    first = Piece(id=1, index=0, heading_path=("# A",), text="one two three four", start=0, end=18)
+    second = Piece(id=2, index=1, heading_path=("# A",), text="three four five six", start=8, end=27)
+    joined = join([first, second])
+    mapped, values = passage_sentences(
+        joined,
+        {1: [(0, 7), (8, 18)], 2: [(0, 10), (11, 19)]},
+        {1: np.array([0.1, 0.2], np.float32), 2: np.array([0.3, 0.4], np.float32)},
+        dimensions=None,
+    )
+    assert [joined.text[a:b] for a, b in mapped] == ["one two", "three four", "five six"]
+    assert values.tolist() == pytest.approx([0.1, 0.2, 0.4])
 
 
 def test_a_sentence_cut_by_an_overlap_keeps_only_its_new_part():

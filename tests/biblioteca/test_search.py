@@ -4,9 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from pgvector import Vector
 
 from biblioteca.embeddings import get_embedder
-from biblioteca.selectors import chunk_neighbours, chunk_neighbours_scored, chunk_search, sentences_for_chunks
+from biblioteca.selectors import (
+    chunk_neighbours,
+    chunk_neighbours_scored,
+    chunk_search,
+    sentences_for_chunks,
+    vector_literal,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -79,3 +86,12 @@ def test_scored_neighbours_carry_each_chunks_sentences_with_their_cosines(librar
         # the database's cosine of the half-precision vectors: the trimmer's own dot product, to ~1e-4
         np.testing.assert_allclose(sentences.cosines, stored[chunk_id].vectors @ vector, atol=1e-3)
     assert chunk_neighbours_scored(hits=[], query_vector=vector) == ({}, {})
+
+
+def test_the_vector_literal_is_pgvectors_own_text_form_however_the_vector_comes():
+    vector = np.random.default_rng(7).standard_normal(384).astype(np.float32)
+    assert vector_literal(vector) == Vector._to_db(vector)
+    assert vector_literal(vector.astype(np.float64)) == Vector._to_db(vector.astype(np.float64))
+    assert vector_literal(vector[::-1]) == Vector._to_db(vector[::-1].copy())
+    with pytest.raises(ValueError, match="one dimension"):
+        vector_literal(vector.reshape(2, -1))

@@ -323,3 +323,17 @@ def test_without_markup_edges():
     assert without_markup_edges([0, 1, 2, 3, 4], markup) == [1, 2, 3]
     assert without_markup_edges([0], markup) == [0]
     assert without_markup_edges([2, 3], markup) == [3]
+
+
+def test_a_passage_read_again_under_other_spans_or_language_gets_its_own_units():
+    text = "## Port\n\nThe port. </div>"
+    whole = TrimInput(text, [(0, 7), (9, 18), (19, 25)], np.zeros((3, 2), np.float32), language="en")
+    again = TrimInput(text, [(0, 7), (9, 18), (19, 25)], np.zeros((3, 2), np.float32), language="en")
+    fewer = TrimInput(text, [(0, 7), (9, 25)], np.zeros((2, 2), np.float32), language="en")
+    spanish = TrimInput(text, [(0, 7), (9, 18), (19, 25)], np.zeros((3, 2), np.float32), language="es")
+    assert whole.units == ("## Port", "The port.", "</div>")
+    assert whole.shapes == ("heading", "prose", "prose") and whole.markup == (False, False, True)
+    assert again.units is whole.units
+    assert fewer.units == ("## Port", "The port. </div>") and fewer.markup == (False, False)
+    assert spanish.unit_terms is not whole.unit_terms
+    assert whole.companions == tuple(unit_companions(whole.units))
