@@ -387,13 +387,22 @@ def directory_ingest(
         if on_result:
             on_result(result)
     if prune:
-        seen = {f.source_path for f in files if not f.refused}
-        gone = Document.objects.filter(app=app, source_type=source_type).exclude(source_path__in=seen)
-        report.removed = sorted(gone.values_list("source_path", flat=True))
-        if not dry_run:
-            gone.delete()
+        report.removed = documents_prune(app=app, source_type=source_type, files=files, dry_run=dry_run)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def documents_prune(
+    *, app: str, source_type: str, files: Sequence[SourceFile], dry_run: bool = False
+) -> list[str]:
+    """Delete the app's documents of this source type that none of `files` (a walk of the folder) still holds,
+    and name them. A refused file does not count as holding its document."""
+    seen = {f.source_path for f in files if not f.refused}
+    gone = Document.objects.filter(app=app, source_type=source_type).exclude(source_path__in=seen)
+    removed = sorted(gone.values_list("source_path", flat=True))
+    if not dry_run:
+        gone.delete()
+    return removed
 
 
 def chunks_reembed(

@@ -20,10 +20,10 @@ from biblioteca.ingest import (
     IngestReport,
     document_ingest,
     document_url,
+    documents_prune,
     find_markdown_files,
     read_markdown,
 )
-from biblioteca.models import Document
 
 
 @dataclass
@@ -88,10 +88,7 @@ def directory_ingest_enqueue(
             )
             queued.task_ids.append(str(task.id))
         if prune:
-            seen = {f.source_path for f in files if not f.refused}
-            gone = Document.objects.filter(app=app, source_type=source_type).exclude(source_path__in=seen)
-            queued.removed = sorted(gone.values_list("source_path", flat=True))
-            gone.delete()
+            queued.removed = documents_prune(app=app, source_type=source_type, files=files)
     return queued
 
 

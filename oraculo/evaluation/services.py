@@ -24,7 +24,7 @@ from oraculo.evaluation.questions import (
     questions_parse,
     questions_read,
 )
-from oraculo.evaluation.selectors import VIEW_QUERIES, recent_questions
+from oraculo.evaluation.selectors import VIEW_QUERIES, eval_runs_readable, recent_questions
 from oraculo.evaluation.worker import ACTIVE, eval_runs_requeue_stalled
 from oraculo.models import EvalResult, EvalRun
 
@@ -139,6 +139,13 @@ class TooManyActiveRuns(ApplicationError):
 
     status_code = 429
     retry_after = 60
+
+
+def eval_run_read(*, user: AbstractBaseUser, run_id: int) -> EvalRun | None:
+    """The run `user` may read (see eval_runs_readable), or None. Stalled runs are requeued first, so a run
+    whose worker died reads as queued again instead of running forever."""
+    eval_runs_requeue_stalled()
+    return eval_runs_readable(user=user).filter(pk=run_id).first()
 
 
 def eval_run_create(

@@ -14,14 +14,14 @@ from biblioteca.errors import NotFoundError
 from oraculo.evaluation.export import report_json
 from oraculo.evaluation.params import eval_params_build
 from oraculo.evaluation.questions import LabelledQuestion
-from oraculo.evaluation.selectors import eval_runs_readable, run_report
+from oraculo.evaluation.selectors import run_report
 from oraculo.evaluation.services import (
     QuestionSource,
+    eval_run_read,
     evaluation_questions,
     evaluation_run_inline,
     evaluation_start,
 )
-from oraculo.evaluation.worker import eval_runs_requeue_stalled
 from oraculo.models import EvalRun
 
 
@@ -66,8 +66,7 @@ def evaluation_request(
 
 def evaluation_run_read(*, user: AbstractBaseUser, run_id: int) -> dict:
     """A run the user queued (or any run, with the permission to read the question log)."""
-    eval_runs_requeue_stalled()
-    run = eval_runs_readable(user=user).filter(pk=run_id).first()
+    run = eval_run_read(user=user, run_id=run_id)
     if run is None:
         raise NotFoundError(f"No evaluation run #{run_id} that you may read.", extra={"id": "no such run"})
     return run_status(run)

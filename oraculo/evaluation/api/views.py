@@ -20,9 +20,8 @@ from oraculo.evaluation.api.serializers import (
     EvalRunSerializer,
 )
 from oraculo.evaluation.params import eval_params_build
-from oraculo.evaluation.selectors import eval_runs_readable, run_report
-from oraculo.evaluation.services import QuestionSource, evaluation_start
-from oraculo.evaluation.worker import eval_runs_requeue_stalled
+from oraculo.evaluation.selectors import run_report
+from oraculo.evaluation.services import QuestionSource, eval_run_read, evaluation_start
 
 TAGS = ["evaluation"]
 
@@ -105,8 +104,7 @@ class EvalRunDetailView(APIView):
         },
     )
     def get(self, request: Request, run_id: int) -> Response:
-        eval_runs_requeue_stalled()
-        run = eval_runs_readable(user=request.user).filter(pk=run_id).first()
+        run = eval_run_read(user=request.user, run_id=run_id)
         if run is None:
             raise NotFound("No such evaluation run.")
         report = run_report(run=run)
