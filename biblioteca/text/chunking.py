@@ -22,11 +22,11 @@ with these deliberate differences:
 * YAML front matter supplies the title and is never indexed. Offsets always
   refer to the full string passed in (BOM and front matter included).
 * ``\\r\\n``, lone ``\\r`` line endings and a leading BOM are handled.
-* Like the seed, a document made only of headings becomes one chunk with the
+* As in the original design, a document made only of headings becomes one chunk with the
   whole body and an empty heading path.
 
-The module is pure Python (no Django): the caller reads settings such as the
-seed's CHUNK_SIZE / CHUNK_OVERLAP environment variables and passes them in.
+The module is pure Python (no Django): the caller reads settings such as
+CHUNK_SIZE / CHUNK_OVERLAP and passes them in.
 """
 
 from __future__ import annotations
@@ -328,7 +328,7 @@ def _text_piece(content: str, start: int, end: int) -> _Piece | None:
 
 
 def _pack(pieces: Sequence[_Piece], size: int, overlap: int) -> list[tuple[int, int]]:
-    """Greedy windows of whole pieces, mirroring the seed's ``start = end - overlap`` loop.
+    """Greedy windows of whole pieces, in the original design's ``start = end - overlap`` loop.
 
     The carried overlap is capped so the next window always has room for at
     least one new piece; otherwise a big block after the overlap would produce

@@ -146,7 +146,7 @@ def input_schema(struct: type[msgspec.Struct]) -> dict[str, Any]:
 
 EVAL_OUTPUT_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "description": "Inline: the seed's report (summary + results). Queued or read back: the run's id, status and "
+    "description": "Inline: the evaluation report (summary + per-question results). Queued or read back: the run's id, status and "
     "admin URL, with summary and results once it is done.",
     "properties": {
         "id": {"type": "integer"},

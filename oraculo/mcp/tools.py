@@ -43,7 +43,7 @@ class AskArgsSerializer(SearchRequestSerializer):
 
 
 class EvalArgsSerializer(EvalRunCreateSerializer):
-    """The staff API's evaluation request without the calibration sweep (the seed's parameters), plus channels."""
+    """The staff API's evaluation request without the calibration sweep (one run's parameters), plus channels."""
 
     sweep = None
     min_retention = None
