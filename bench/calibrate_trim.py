@@ -13,6 +13,7 @@ keeps the floors (`--floor` on prose, `--docs-floor` on documentation) in every 
 from __future__ import annotations
 
 import argparse
+import io
 import itertools
 import json
 import pickle
@@ -210,6 +211,13 @@ def print_curves(sets: dict[str, tuple[list[Case], Callable]]) -> None:
             print(f"| {label} | " + " | ".join(f"{k:.1f}% / {c:.1f}%" for k, c in cells) + " |")
 
 
+class CaseUnpickler(pickle.Unpickler):
+    """Reads the cases whichever script wrote them (run as a script, this module is `__main__`)."""
+
+    def find_class(self, module: str, name: str):
+        return Case if name == "Case" else super().find_class(module, name)
+
+
 def cached_cases(
     datasets: list[str],
     top_k: int,
@@ -228,7 +236,7 @@ def cached_cases(
                 _django.ROOT / "var" / f"calibration-{dataset}-{lang}-k{top_k}-{mode}-{limit or 'all'}.pickle"
             )
             if path.exists() and not fresh:
-                cases = pickle.loads(path.read_bytes())
+                cases = CaseUnpickler(io.BytesIO(path.read_bytes())).load()
                 hit = loaders[dataset]([lang])[2]
             else:
                 cases, hit = load_cases(dataset, lang, top_k, limit, loaders[dataset])
