@@ -13,6 +13,7 @@ keeps the floors (`--floor` on prose, `--docs-floor` on documentation) in every 
 from __future__ import annotations
 
 import argparse
+import io
 import itertools
 import json
 import pickle
@@ -60,8 +61,10 @@ class Case:
     sentence_tokens: list[np.ndarray]
 
 
-def load_cases(dataset: str, lang: str, top_k: int, limit: int | None) -> tuple[list[Case], Callable]:
-    folders, questions, hit = docs_qa.DATASETS[dataset]([lang])
+def load_cases(
+    dataset: str, lang: str, top_k: int, limit: int | None, loader: Callable | None = None
+) -> tuple[list[Case], Callable]:
+    folders, questions, hit = (loader or docs_qa.DATASETS[dataset])([lang])
     app = docs_qa.app_name(dataset, lang)
     directory_ingest(paths=[folders[lang]], app=app, source_type="xquad" if dataset == "xquad" else "docs")
     questions = questions[:limit] if limit else questions
@@ -151,13 +154,25 @@ def grid() -> dict[str, list[TrimParams]]:
             lexical_weight=[0.1, 0.15, 0.2, 0.25, 0.3],
             companions=[True],
         ),
-        "+ supporting passages cut harder (the defaults' family)": product(
+        "+ supporting passages cut harder": product(
             threshold=[0.90],
             window=[1],
             relative_margin=[0.15, 0.17, 0.20],
             drop_margin=[0.015, 0.02, 0.025],
             drop_score_margin=[None, 0.06, 0.08, 0.10],
             passage_margin=[None, 0.06, 0.08, 0.09, 0.10, 0.12],
+            lexical_weight=[0.2],
+            companions=[True],
+            trim_markup=[True],
+        ),
+        "+ margins and windows from each passage's own spread (the defaults' family)": product(
+            threshold=[0.90],
+            window=[1],
+            relative_margin=[0.17, 0.20],
+            drop_margin=[0.02, 0.025],
+            passage_margin=[0.09],
+            passage_spread=[None, 0.5, 0.7, 0.9, 1.1],
+            window_spread=[None, 0.4, 0.5, 0.6, 0.8],
             lexical_weight=[0.2],
             companions=[True],
             trim_markup=[True],
@@ -183,6 +198,8 @@ def print_curves(sets: dict[str, tuple[list[Case], Callable]]) -> None:
         "drop margin": [("drop_margin", d) for d in (0.015, 0.02, 0.025, 0.03, 0.04)],
         "drop score margin": [("drop_score_margin", d) for d in (None, 0.06, 0.07, 0.08, 0.10, 0.12)],
         "passage margin": [("passage_margin", m) for m in (None, 0.06, 0.08, 0.09, 0.10, 0.12)],
+        "passage spread": [("passage_spread", f) for f in (None, 0.4, 0.5, 0.7, 0.8, 0.9, 1.0, 1.2)],
+        "window spread": [("window_spread", f) for f in (None, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1.0)],
     }
     for title, points in curves.items():
         print(f"\n| {title} | " + " | ".join(f"{name} retention / cut" for name in sets) + " |")
@@ -194,22 +211,35 @@ def print_curves(sets: dict[str, tuple[list[Case], Callable]]) -> None:
             print(f"| {label} | " + " | ".join(f"{k:.1f}% / {c:.1f}%" for k, c in cells) + " |")
 
 
+class CaseUnpickler(pickle.Unpickler):
+    """Reads the cases whichever script wrote them (run as a script, this module is `__main__`)."""
+
+    def find_class(self, module: str, name: str):
+        return Case if name == "Case" else super().find_class(module, name)
+
+
 def cached_cases(
-    datasets: list[str], top_k: int, limit: int | None, fresh: bool
+    datasets: list[str],
+    top_k: int,
+    limit: int | None,
+    fresh: bool,
+    loaders: dict[str, Callable] | None = None,
+    langs: tuple[str, ...] = ("en", "es"),
 ) -> dict[str, tuple[list[Case], Callable]]:
     """Retrieval for ~1,350 questions takes minutes on a CPU: keep it in var/ between runs."""
     mode = f"{'hybrid' if settings.RETRIEVAL_HYBRID else 'vector'}-p{settings.RETRIEVAL_PASSAGE_WORDS}"
+    loaders = loaders or docs_qa.DATASETS
     out = {}
     for dataset in datasets:
-        for lang in ("en", "es"):
+        for lang in langs:
             path = (
                 _django.ROOT / "var" / f"calibration-{dataset}-{lang}-k{top_k}-{mode}-{limit or 'all'}.pickle"
             )
             if path.exists() and not fresh:
-                cases = pickle.loads(path.read_bytes())
-                hit = docs_qa.DATASETS[dataset]([lang])[2]
+                cases = CaseUnpickler(io.BytesIO(path.read_bytes())).load()
+                hit = loaders[dataset]([lang])[2]
             else:
-                cases, hit = load_cases(dataset, lang, top_k, limit)
+                cases, hit = load_cases(dataset, lang, top_k, limit, loaders[dataset])
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_bytes(pickle.dumps(cases))
             out[f"{dataset}-{lang}"] = (cases, hit)
@@ -234,11 +264,37 @@ def main() -> None:
     parser.add_argument("--fresh", action="store_true", help="retrieve again instead of reading var/")
     parser.add_argument("--curves-only", action="store_true", help="the defaults and their curves, no grid")
     parser.add_argument("--output", type=Path, default=_django.ROOT / "var" / "calibration.json")
+    parser.add_argument(
+        "--qa-file",
+        type=Path,
+        nargs="+",
+        default=[],
+        help="held-out questions (bench/docs_qa.py's format): shown next to the others, never calibrated on",
+    )
+    parser.add_argument(
+        "--corpus", default=None, help="with --qa-file: the docs folder, {lang} for the language"
+    )
+    parser.add_argument("--langs", nargs="+", default=["en", "es"], help="with --qa-file: its languages")
     args = parser.parse_args()
 
     started = time.perf_counter()
     sys.stdout.reconfigure(line_buffering=True)
     sets = cached_cases(args.datasets, args.top_k, args.limit, args.fresh)
+    held_out: set[str] = set()
+    if args.qa_file:
+        if not args.corpus:
+            parser.error("--qa-file needs --corpus")
+
+        def custom(langs: list[str]) -> tuple[dict[str, Path], list, Callable]:
+            found = [docs_qa.custom(path, args.corpus, langs) for path in args.qa_file]
+            return found[0][0], [q for f in found for q in f[1]], found[0][2]
+
+        extra = cached_cases(
+            ["custom"], args.top_k, args.limit, args.fresh, {"custom": custom}, tuple(args.langs)
+        )
+        held_out = set(extra)
+        sets.update(extra)
+    chosen = {name: value for name, value in sets.items() if name not in held_out}
     for name, (cases, _) in sets.items():
         base = sum(c.baseline_hit for c in cases)
         print(
@@ -268,11 +324,11 @@ def main() -> None:
                     **{name: evaluate(cases, hit, params) for name, (cases, hit) in sets.items()},
                 }
             )
-        ok = [r for r in rows if all(r[name][0] >= floor_for(name, args) for name in sets)]
-        best = max(ok, key=lambda r: min(r[name][1] for name in sets), default=None)
+        ok = [r for r in rows if all(r[name][0] >= floor_for(name, args) for name in chosen)]
+        best = max(ok, key=lambda r: min(r[name][1] for name in chosen), default=None)
         report[family] = {"rows": rows, "best": best}
         print(f"\n== {family}: {len(rows)} settings, {len(ok)} keep the floors")
-        for r in sorted(ok, key=lambda r: -min(r[name][1] for name in sets))[:8]:
+        for r in sorted(ok, key=lambda r: -min(r[name][1] for name in chosen))[:8]:
             cells = " | ".join(f"{name} {r[name][0]:.1f}/{r[name][1]:.1f}" for name in sets)
             print(f"  {json.dumps({k: v for k, v in r['params'].items() if v is not None})}: {cells}")
     args.output.parent.mkdir(parents=True, exist_ok=True)

@@ -74,6 +74,8 @@ def resolve_trim_params(
         drop_margin=settings.RETRIEVAL_TRIM_DROP_MARGIN,
         drop_score_margin=settings.RETRIEVAL_TRIM_DROP_SCORE_MARGIN,
         passage_margin=settings.RETRIEVAL_TRIM_PASSAGE_MARGIN,
+        passage_spread=settings.RETRIEVAL_TRIM_PASSAGE_SPREAD,
+        window_spread=settings.RETRIEVAL_TRIM_WINDOW_SPREAD,
         lexical_weight=settings.RETRIEVAL_TRIM_LEXICAL_WEIGHT,
         heading_weight=settings.RETRIEVAL_TRIM_HEADING_WEIGHT,
         spread_factor=settings.RETRIEVAL_TRIM_SPREAD_FACTOR,

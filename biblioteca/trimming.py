@@ -17,6 +17,12 @@ Beyond the seed, query-level rules (all optional):
 - `passage_margin`: in the chunks after the first, only sentences within this margin of that chunk's own best
   score (and their window and companions) are kept. Supporting passages give their best lines; the first keeps
   its context, where a question in other words than the docs finds its answer;
+- `passage_spread`: that passage margin shrinks to this share of the passage's own spread (its best score minus
+  the median of its scored units) when that is narrower. Documentation's cosines sit close together, so a fixed
+  margin kept most of every supporting passage; measured against the passage's own spread, it keeps its top;
+- `window_spread`: the window is given only to kept sentences within this share of their passage's spread of
+  its best; the others (kept by the query-wide margin) stand alone. A window gives strong evidence its context;
+  around weak evidence scattered through a passage it kept nearly every line;
 - `lexical_weight`: a sentence's score also counts the question's terms it holds (or its heading holds), each
   weighed by its rarity in the library. Short units of documentation (`**Default:** None`, a list item, a table
   row) embed poorly but name the option the question names;
@@ -54,6 +60,8 @@ class TrimParams:
     drop_margin: float | None = None
     drop_score_margin: float | None = None
     passage_margin: float | None = None
+    passage_spread: float | None = None
+    window_spread: float | None = None
     lexical_weight: float | None = None
     heading_weight: float = 0.5
     spread_factor: float | None = None
@@ -71,7 +79,7 @@ class TrimParams:
             raise ValueError("lexical_weight must be >= 0")
         if self.spread_factor is not None and self.spread_factor <= 0:
             raise ValueError("spread_factor must be > 0")
-        for name in ("drop_score_margin", "passage_margin"):
+        for name in ("drop_score_margin", "passage_margin", "passage_spread", "window_spread"):
             if getattr(self, name) is not None and getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0")
 
@@ -118,6 +126,15 @@ class TrimInput:
     def companions(self) -> tuple[tuple[int, ...], ...]:
         return self._units.companions
 
+    def spread(self, scores: np.ndarray) -> float:
+        """The passage's best score minus the median of its scored units (a put-back heading has no vector)."""
+        scored = np.sort(scores[self._units.scored])  # np.median's own checks cost more than the sort
+        n = len(scored)
+        if not n:
+            return 0.0
+        median = scored[n // 2] if n % 2 else (scored[n // 2 - 1] + scored[n // 2]) / 2
+        return float(scored[-1] - median)
+
     def scores(self, query_vector: np.ndarray) -> np.ndarray:
         if not len(self.spans):
             return np.zeros(0, dtype=np.float32)
@@ -139,9 +156,10 @@ def select_sentences(
     window: int,
     floor: float | None = None,
     companions: Sequence[Sequence[int]] | None = None,
+    window_floor: float | None = None,
 ) -> list[int]:
     """Indices to keep, ascending: above the threshold (or the floor), topped up to the minimum, widened by the
-    window and by each kept sentence's companions."""
+    window (around those at `window_floor` or above, when given) and by each kept sentence's companions."""
     n = len(scores)
     if n == 0:
         return []
@@ -154,7 +172,8 @@ def select_sentences(
             core.add(i)
     keep = set(core)
     if window > 0:
-        keep = {j for i in core for j in range(max(0, i - window), min(n, i + window + 1))}
+        centres = core if window_floor is None else [i for i in core if scores[i] >= window_floor]
+        keep.update(j for i in centres for j in range(max(0, i - window), min(n, i + window + 1)))
     if companions:
         keep.update(j for i in core for j in companions[i])
     return sorted(keep)
@@ -273,6 +292,11 @@ class PassageUnits:
         return tuple(is_markup(u) for u in self.units)
 
     @cached_property
+    def scored(self) -> np.ndarray:
+        """Indices of the units with a vector of their own: every one but the headings."""
+        return np.array([i for i, shape in enumerate(self.shapes) if shape != "heading"], dtype=np.intp)
+
+    @cached_property
     def companions(self) -> tuple[tuple[int, ...], ...]:
         return tuple(unit_companions(self.units, self.shapes))
 
@@ -372,9 +396,14 @@ def trim_chunks(
             out.append(TrimOutput("", (), dropped=True))
             continue
         chunk_floor = floor
+        best = float(chunk_scores.max())
+        spreads = params.passage_spread is not None or params.window_spread is not None
+        spread = chunk.spread(chunk_scores) if spreads else 0.0
         if rank > 0 and params.passage_margin is not None:
-            own = float(chunk_scores.max()) - params.passage_margin
-            chunk_floor = own if chunk_floor is None else max(chunk_floor, own)
+            margin = params.passage_margin
+            if params.passage_spread is not None:
+                margin = min(margin, params.passage_spread * spread)
+            chunk_floor = best - margin if chunk_floor is None else max(chunk_floor, best - margin)
         keep = select_sentences(
             chunk_scores,
             threshold=params.threshold,
@@ -382,6 +411,7 @@ def trim_chunks(
             window=params.window,
             floor=chunk_floor,
             companions=chunk.companions if params.companions else None,
+            window_floor=None if params.window_spread is None else best - params.window_spread * spread,
         )
         if params.trim_markup:
             keep = without_markup_edges(keep, chunk.markup)

@@ -42,6 +42,7 @@ def seed_trimming(settings):
     settings.RETRIEVAL_TRIM_DROP_MARGIN = None
     settings.RETRIEVAL_TRIM_DROP_SCORE_MARGIN = None
     settings.RETRIEVAL_TRIM_PASSAGE_MARGIN = None
+    settings.RETRIEVAL_TRIM_WINDOW_SPREAD = None
 
 
 def test_trimming_cuts_tokens_keeps_the_answer_and_embeds_only_the_query(library, seed_trimming):

@@ -116,6 +116,22 @@ def test_select_sentences_and_join_runs_directly():
     assert join_runs("ab cd ef", [(0, 2), (3, 5), (6, 8)], [0, 2]) == "ab [...] ef"
 
 
+def test_select_sentences_gives_the_window_only_to_units_at_the_window_floor():
+    scores = np.array([0.1, 0.9, 0.1, 0.1, 0.7, 0.1, 0.1])
+    assert select_sentences(scores, threshold=0.6, min_sentences=1, window=1) == [0, 1, 2, 3, 4, 5]
+    assert select_sentences(scores, threshold=0.6, min_sentences=1, window=1, window_floor=0.8) == [
+        0,
+        1,
+        2,
+        4,
+    ]
+    # a companion still comes with a unit below the window floor
+    companions = [(), (), (), (), (6,), (), ()]
+    assert select_sentences(
+        scores, threshold=0.6, min_sentences=1, window=1, window_floor=0.8, companions=companions
+    ) == [0, 1, 2, 4, 6]
+
+
 @pytest.mark.parametrize(
     "bad",
     [
@@ -124,6 +140,8 @@ def test_select_sentences_and_join_runs_directly():
         dict(threshold=0.5, min_sentences=0),
         dict(threshold=0.5, lexical_weight=-0.1),
         dict(threshold=0.5, spread_factor=0),
+        dict(threshold=0.5, passage_spread=-0.1),
+        dict(threshold=0.5, window_spread=-0.1),
     ],
 )
 def test_invalid_parameters_are_refused(bad):
@@ -286,6 +304,44 @@ def test_the_passage_margin_keeps_only_a_later_chunks_best_lines():
     narrow = replace(params, passage_margin=0.06)
     # the first chunk keeps every line within the query-wide margin; the later one only those near its own best
     assert [o.text for o in trim_chunks([first, later], QUERY, narrow)] == [first.text, "T0. T1."]
+
+
+def test_the_passage_spread_shrinks_a_later_chunks_margin_to_its_own_spread_never_widens_it():
+    first = chunk(["S0.", "S1."], [0.95, 0.5])
+    compressed = chunk(["T0.", "T1.", "T2.", "T3.", "T4."], [0.90, 0.86, 0.84, 0.83, 0.82])
+    spread = chunk(["U0.", "U1.", "U2.", "U3.", "U4."], [0.90, 0.83, 0.50, 0.40, 0.30])
+    params = TrimParams(threshold=0.99, window=0, passage_margin=0.09)
+    texts = [o.text for o in trim_chunks([first, compressed, spread], QUERY, params)]
+    # a fixed margin keeps every line of a passage whose scores sit within it
+    assert texts == ["S0.", compressed.text, "U0. U1."]
+    narrow = replace(params, passage_spread=0.5)
+    # its own spread is 0.90 - 0.84 = 0.06: half of it keeps its top; the spread passage's margin stays 0.09
+    assert [o.text for o in trim_chunks([first, compressed, spread], QUERY, narrow)] == [
+        "S0.",
+        "T0.",
+        "U0. U1.",
+    ]
+    # the first chunk keeps its context (here, the query-wide margin's): the passage spread acts only after it
+    wide = replace(narrow, relative_margin=0.15)
+    assert trim_chunks([compressed, first], QUERY, wide)[0].text == compressed.text
+
+
+def test_a_passages_spread_leaves_out_its_headings_which_have_no_vector():
+    c = chunk(["## Port", "T0.", "T1.", "T2."], [0.0, 0.90, 0.88, 0.80], sep="\n")
+    assert c.shapes[0] == "heading"
+    assert c.spread(c.scores(QUERY)) == pytest.approx(0.02, abs=1e-6)
+    first = chunk(["S0."], [0.95])
+    params = TrimParams(threshold=0.99, window=0, passage_margin=0.09, passage_spread=0.5)
+    assert trim_chunks([first, c], QUERY, params)[1].text == "T0."
+
+
+def test_the_window_spread_gives_context_only_to_strong_evidence():
+    c = chunk(["U0.", "U1.", "U2.", "U3.", "U4.", "U5.", "U6."], [0.5, 0.95, 0.5, 0.5, 0.80, 0.5, 0.5])
+    params = TrimParams(threshold=0.99, window=1, relative_margin=0.2)
+    assert trim_chunks([c], QUERY, params)[0].text == "U0. U1. U2. U3. U4. U5."
+    # the spread is 0.95 - 0.5: within a fifth of it only U1 gets its neighbours; U4 stays, alone
+    assert trim_chunks([c], QUERY, replace(params, window_spread=0.2))[0].text == "U0. U1. U2. [...] U4."
+    assert trim_chunks([c], QUERY, replace(params, window_spread=0.5))[0].text == "U0. U1. U2. U3. U4. U5."
 
 
 @pytest.mark.parametrize(

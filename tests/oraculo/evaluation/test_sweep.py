@@ -19,6 +19,7 @@ def seed_trimming(settings):
     settings.RETRIEVAL_TRIM_DROP_MARGIN = None
     settings.RETRIEVAL_TRIM_DROP_SCORE_MARGIN = None
     settings.RETRIEVAL_TRIM_PASSAGE_MARGIN = None
+    settings.RETRIEVAL_TRIM_WINDOW_SPREAD = None
 
 
 @pytest.mark.django_db

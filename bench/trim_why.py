@@ -1,0 +1,153 @@
+"""Where trimming's kept tokens go, and why: for the first passage and for the passages after it, the tokens
+retrieved, dropped whole, and kept, by reason (the sentence's own score, a companion of one, the window around
+one) and by kind of unit (prose, list item, field line, table, heading, code block, markup).
+
+    .venv/bin/python bench/trim_why.py [--datasets fastapi] [--qa-file Q.jsonl --corpus "docs/{lang}"]
+        [--set "RETRIEVAL_TRIM_WINDOW_SPREAD=off RETRIEVAL_TRIM_PASSAGE_SPREAD=off"] [-v]
+
+`-v` also lists each question's passages sentence by sentence: K kept, A holds the answer, its score (cosine
+plus words), its kind and tokens. Reads the passages bench/calibrate_trim.py retrieved (kept in var/, retrieved
+first when missing), so it shows the cases the calibration replays. Sentence tokens only (no doc lines, no
+" [...] "), so the shares are of sentences, not the exact cut.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter
+from dataclasses import replace
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _django
+
+_django.setup()
+
+import calibrate_trim  # noqa: E402
+import docs_qa  # noqa: E402
+from django.test.utils import override_settings  # noqa: E402
+
+from biblioteca.retrieval import resolve_trim_params  # noqa: E402
+from biblioteca.trimming import TrimInput, TrimParams, lexical_evidence, trim_chunks  # noqa: E402
+
+KINDS = ("prose", "item", "field", "table", "heading", "code", "markup")
+REASONS = ("own score", "companion", "window")
+
+
+def unit_kind(chunk: TrimInput, i: int) -> str:
+    if chunk.markup[i]:
+        return "markup"
+    if chunk.units[i].lstrip().startswith(("```", "~~~")):
+        return "code"
+    shape = chunk.shapes[i]
+    return "table" if shape in ("row", "rule") else shape
+
+
+def kept_sets(case: calibrate_trim.Case, params: TrimParams) -> tuple[list, list[set[int]], list[set[int]]]:
+    """The trimmer's outputs, and per passage the sentences it keeps on their own score and with companions:
+    the same trimming without the window (and without companions), so no rule is restated here."""
+    full = trim_chunks(case.inputs, case.query_vector, params, case.query_terms)
+    alone = trim_chunks(
+        case.inputs, case.query_vector, replace(params, window=0, companions=False), case.query_terms
+    )
+    paired = trim_chunks(case.inputs, case.query_vector, replace(params, window=0), case.query_terms)
+    return full, [set(o.kept) for o in alone], [set(o.kept) for o in paired]
+
+
+def tally(cases: list[calibrate_trim.Case], hit, params: TrimParams, verbose: bool) -> Counter:
+    counts: Counter = Counter()
+    for case in cases:
+        full, alone, paired = kept_sets(case, params)
+        if verbose:
+            print(f"\n== {case.question} | answer: {case.answers[0][:80]!r} | retrieved: {case.baseline_hit}")
+        for rank, (chunk, out) in enumerate(zip(case.inputs, full)):
+            where = "first" if rank == 0 else "after"
+            tokens = case.sentence_tokens[rank]
+            counts[where, "retrieved"] += int(tokens.sum())
+            if out.dropped:
+                counts[where, "dropped"] += int(tokens.sum())
+            for i in out.kept:
+                reason = "own score" if i in alone[rank] else "companion" if i in paired[rank] else "window"
+                counts[where, reason] += int(tokens[i])
+                counts[where, unit_kind(chunk, i)] += int(tokens[i])
+            if verbose:
+                describe(case, rank, out.kept, out.dropped, params, hit)
+    return counts
+
+
+def describe(case, rank: int, kept, dropped: bool, params: TrimParams, hit) -> None:
+    chunk = case.inputs[rank]
+    scores = chunk.scores(case.query_vector)
+    if params.lexical_weight and case.query_terms:
+        scores = scores + params.lexical_weight * lexical_evidence(
+            chunk, case.query_terms, heading_weight=params.heading_weight
+        )
+    state = "dropped" if dropped else f"{len(kept)} of {len(chunk.spans)} kept"
+    print(f"-- passage {rank}: {state}, best {scores.max():.3f}")
+    for i, unit in enumerate(chunk.units):
+        mark = ("K" if i in kept else " ") + ("A" if hit(case.answers, [unit]) else " ")
+        print(
+            f"  {mark} {i:3d} {scores[i]:.3f} {unit_kind(chunk, i):7s} {int(case.sentence_tokens[rank][i]):4d} "
+            f"{unit[:100]!r}"
+        )
+
+
+def print_table(name: str, counts: Counter) -> None:
+    def cell(where: str, key: str) -> str:
+        retrieved = counts[where, "retrieved"] or 1
+        return f"{counts[where, key]:,} ({100 * counts[where, key] / retrieved:.1f}%)"
+
+    print(f"\n### {name} (sentence tokens; share of the tokens retrieved in that position)\n")
+    print("| | first passage | passages after it |\n|---|---|---|")
+    print(f"| retrieved | {counts['first', 'retrieved']:,} | {counts['after', 'retrieved']:,} |")
+    print(f"| dropped whole | {cell('first', 'dropped')} | {cell('after', 'dropped')} |")
+    for key in REASONS:
+        print(f"| kept: {key} | {cell('first', key)} | {cell('after', key)} |")
+    for key in KINDS:
+        print(f"| kept: {key} | {cell('first', key)} | {cell('after', key)} |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--datasets", nargs="*", default=["fastapi"], choices=sorted(docs_qa.DATASETS))
+    parser.add_argument("--qa-file", type=Path, nargs="+", default=[], help="your own labelled questions")
+    parser.add_argument(
+        "--corpus", default=None, help="with --qa-file: the docs folder, {lang} for the language"
+    )
+    parser.add_argument("--langs", nargs="+", default=["en", "es"])
+    parser.add_argument("--top-k", type=int, default=5)
+    parser.add_argument("--set", default="", help="settings to trim with, as SETTING=value pairs")
+    parser.add_argument("-v", "--verbose", action="store_true", help="every question, sentence by sentence")
+    args = parser.parse_args()
+    if args.qa_file and not args.corpus:
+        parser.error("--qa-file needs --corpus")
+
+    sets = calibrate_trim.cached_cases(args.datasets, args.top_k, None, False, langs=tuple(args.langs))
+    if args.qa_file:
+
+        def custom(langs: list[str]):
+            found = [docs_qa.custom(path, args.corpus, langs) for path in args.qa_file]
+            return found[0][0], [q for f in found for q in f[1]], found[0][2]
+
+        sets.update(
+            calibrate_trim.cached_cases(
+                ["custom"], args.top_k, None, False, {"custom": custom}, tuple(args.langs)
+            )
+        )
+    with override_settings(**docs_qa.parse_config(args.set)):
+        params = resolve_trim_params()
+    print(f"trimming with {params}")
+    total: Counter = Counter()
+    for name, (cases, hit) in sets.items():
+        counts = tally(cases, hit, params, args.verbose)
+        print_table(name, counts)
+        total.update(counts)
+    if len(sets) > 1:
+        print_table("all", total)
+
+
+if __name__ == "__main__":
+    main()
