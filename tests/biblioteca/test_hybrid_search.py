@@ -300,3 +300,16 @@ def test_a_small_app_keeps_the_words_several_of_its_pages_share():
         )
     weights = query_term_weights(text="Where is my invoice sent?", app="t-hybrid-small")
     assert weights["invoic"] > 0  # in all three pages: common there, yet the only word that tells them apart
+
+
+def test_an_app_over_the_counting_cap_is_sized_from_the_planners_statistics(hybrid_library, monkeypatch):
+    """Counting a large app's chunks on every question would cost more than the search: past SCOPE_SIZE_CAP the
+    size comes from pg_stats (exact here: ANALYZE reads every row of so small a table)."""
+    from biblioteca import selectors
+
+    question = "rain in the mountains, include_router"
+    counted = query_term_weights(text=question, app=APP)
+    monkeypatch.setattr(selectors, "SCOPE_SIZE_CAP", 2)
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE biblioteca_chunk")
+    assert query_term_weights(text=question, app=APP) == pytest.approx(counted)
