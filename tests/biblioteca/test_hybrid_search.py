@@ -6,6 +6,8 @@ vector of an unrelated sentence with the text that names a chunk, or the other w
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext, override_settings
@@ -302,14 +304,13 @@ def test_a_small_app_keeps_the_words_several_of_its_pages_share():
     assert weights["invoic"] > 0  # in all three pages: common there, yet the only word that tells them apart
 
 
-def test_an_app_over_the_counting_cap_is_sized_from_the_planners_statistics(hybrid_library, monkeypatch):
-    """Counting a large app's chunks on every question would cost more than the search: past SCOPE_SIZE_CAP the
-    size comes from pg_stats (exact here: ANALYZE reads every row of so small a table)."""
+def test_an_app_over_the_counting_cap_is_weighed_as_an_app_of_that_size(hybrid_library, monkeypatch):
+    """Counting a large app's chunks on every question would cost more than the search: the count stops at
+    SCOPE_SIZE_CAP, and the weights are those of an app that size, whatever the other apps hold."""
     from biblioteca import selectors
 
-    question = "rain in the mountains, include_router"
-    counted = query_term_weights(text=question, app=APP)
-    monkeypatch.setattr(selectors, "SCOPE_SIZE_CAP", 2)
-    with connection.cursor() as cursor:
-        cursor.execute("ANALYZE biblioteca_chunk")
-    assert query_term_weights(text=question, app=APP) == pytest.approx(counted)
+    monkeypatch.setattr(selectors, "SCOPE_SIZE_CAP", 4)
+    weights = query_term_weights(text="tomatoes", app=APP)
+    assert weights["tomato"] == pytest.approx(math.log(1 + (4 - 1 + 0.5) / (1 + 0.5)))  # df 1 of "4"
+    document_ingest(source_path="more.md", app="t-hybrid-other", content="# More\n\nTomatoes, and tomatoes.")
+    assert query_term_weights(text="tomatoes", app=APP) == weights
