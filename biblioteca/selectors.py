@@ -459,10 +459,8 @@ def library_scopes() -> list[LibraryScope]:
         .order_by("app", "source_type")
     )
     chunks = {
-        (row["document__app"], row["document__source_type"]): row["n"]
-        for row in Chunk.objects.values("document__app", "document__source_type")
-        .annotate(n=Count("id"))
-        .order_by()
+        (row["app"], row["source_type"]): row["n"]
+        for row in Chunk.objects.values("app", "source_type").annotate(n=Count("id")).order_by()
     }
     return [
         LibraryScope(
