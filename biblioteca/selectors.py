@@ -135,18 +135,20 @@ query_terms AS MATERIALIZED (
     FROM (SELECT DISTINCT d.search_config FROM {document} d WHERE {document_scope}) configs,
          unnest(tsvector_to_array(to_tsvector(configs.search_config::regconfig, %(text)s))) AS lexeme
 ),
-library AS (
+library AS MATERIALIZED (
     {library_size}
 ),
 term_hits AS MATERIALIZED (
-    SELECT q.lexeme, q.query, h.id, h.length
+    SELECT q.lexeme, q.query, h.df, h.ids, h.lengths
     FROM (SELECT lexeme, quote_literal(lexeme)::tsquery AS query FROM query_terms) q,
-         LATERAL (SELECT c.id, greatest(c.search_length, 1) AS length FROM {chunk} c
-                  WHERE c.search_vector @@ q.query AND {scope} LIMIT %(max_df)s) h
+         LATERAL (SELECT count(*) AS df, array_agg(c.id) AS ids, array_agg(greatest(c.search_length, 1)) AS lengths
+                  FROM (SELECT c.id, c.search_length FROM {chunk} c
+                        WHERE c.search_vector @@ q.query AND {scope} LIMIT %(max_df)s) c) h
 ),
 term_weights AS MATERIALIZED (
-    SELECT t.lexeme, t.query, ln(1 + (greatest(library.size, t.df) - t.df + 0.5) / (t.df + 0.5)) AS weight
-    FROM (SELECT lexeme, query, count(*) AS df FROM term_hits GROUP BY lexeme, query) t, library
+    SELECT t.lexeme, t.query, t.ids, t.lengths,
+           ln(1 + (greatest(library.size, t.df) - t.df + 0.5) / (t.df + 0.5)) AS weight
+    FROM term_hits t, library
     WHERE t.df BETWEEN 1 AND %(max_df)s - 1
       AND t.df <= greatest(%(max_df_share)s * library.size, %(common_floor)s)
 )"""
@@ -173,7 +175,7 @@ vector_side AS (
     + _TERMS_SQL
     + """,
 matches AS (
-    SELECT h.id, w.weight, h.length FROM term_weights w JOIN term_hits h ON h.lexeme = w.lexeme
+    SELECT h.id, w.weight, h.length FROM term_weights w, unnest(w.ids, w.lengths) AS h(id, length)
 ),
 lexical_side AS (
     SELECT id, row_number() OVER (ORDER BY score DESC, id) AS rank
