@@ -282,16 +282,18 @@ def load(url: str, *, n: int, base: dict, store: Path) -> dict:
             all_vectors[chunk_id : chunk_id + len(members)] = vectors
             chunk_apps[chunk_id : chunk_id + len(members)] = [app for _, app, _ in members]
             rows = [PGCOPY_HEADER]
-            for (doc_id, _, i), cid, vec in zip(members, ids, vector_fields(vectors, ">f4")):
-                rows.append(struct.pack(">hiqiqii", 12, 8, int(cid), 8, doc_id, 4, bchunks[i]["index"]))
+            for (doc_id, app, i), cid, vec in zip(members, ids, vector_fields(vectors, ">f4")):
+                rows.append(struct.pack(">hiqiqii", 14, 8, int(cid), 8, doc_id, 4, bchunks[i]["index"]))
                 rows.append(vec)
                 rows.append(static_chunk[i])
+                rows.append(field(f"app-{app + 1:03d}".encode()) + field(b"docs"))
             rows.append(b"\xff\xff")
             with (
                 conn.cursor() as cur,
                 cur.copy(
                     "COPY biblioteca_chunk (id, document_id, chunk_index, embedding, heading_path, text, start_offset, "
-                    "end_offset, token_count, embedding_model, search_vector, search_length) FROM STDIN (FORMAT BINARY)"
+                    "end_offset, token_count, embedding_model, search_vector, search_length, app, source_type) "
+                    "FROM STDIN (FORMAT BINARY)"
                 ) as copy,
             ):
                 copy.write(b"".join(rows))

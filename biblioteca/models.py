@@ -64,6 +64,10 @@ class Chunk(models.Model):
         default=0,
         help_text="Words indexed in search_vector: the passage length full-text ranking normalises by.",
     )
+    # The document's scope, copied (biblioteca.scope keeps it in step) so that a search filters chunks by app
+    # without a join, and full-text statistics can be counted within one app.
+    app = models.CharField(max_length=100, editable=False)
+    source_type = models.CharField(max_length=50, editable=False)
 
     class Meta:
         constraints = [
@@ -83,6 +87,7 @@ class Chunk(models.Model):
                 opclasses=["vector_cosine_ops"],
             ),
             GinIndex(name="chunk_search_vector_gin", fields=["search_vector"]),
+            models.Index(fields=["app", "source_type"], name="chunk_app_type_idx"),
         ]
         ordering = ["document_id", "chunk_index"]
 

@@ -47,9 +47,9 @@ def _has_iterative_scan(alias: str) -> bool:
 
 def _filtered_scope(qs: QuerySet[Chunk], *, app: str | None, source_type: str | None) -> QuerySet[Chunk]:
     if app:
-        qs = qs.filter(document__app=app)
+        qs = qs.filter(app=app)
     if source_type:
-        qs = qs.filter(document__source_type=source_type)
+        qs = qs.filter(source_type=source_type)
     return qs
 
 
@@ -96,6 +96,7 @@ def chunk_search(
 
 
 HYBRID_MAX_DF = 2000
+HYBRID_COMMON_FLOOR = 10
 HYBRID_MAX_DF_SHARE = 0.25
 
 
@@ -110,6 +111,7 @@ class HybridParams:
     lexical_weight: float = 1.5
     max_df: int = HYBRID_MAX_DF
     max_df_share: float = HYBRID_MAX_DF_SHARE
+    common_floor: int = HYBRID_COMMON_FLOOR
     k1: float = 1.2
     b: float = 0.75
 
@@ -117,59 +119,75 @@ class HybridParams:
 _DOCUMENT_FIELDS = ("app", "source_path", "source_type", "title", "url", "language")
 
 # The question's terms, parsed with the text-search configuration of every language in scope (a Spanish question
-# meets Spanish stems, an English one English stems), each weighed by its rarity: an inverse document frequency
-# over the whole library, counted on the GIN index up to `max_df`. A term in more than `max_df_share` of the
-# library (or `max_df` chunks) says little and is left out, which also bounds the work; so is a term in none.
+# meets Spanish stems, an English one English stems), each weighed by its rarity within the scope searched (the
+# app and source type, from the chunk's own columns): its chunks holding the term, read off the GIN index up to
+# `max_df`, against the scope's size. A term in more than `max_df_share` of the scope (or `max_df` chunks) says
+# little and is left out, which also bounds the work; so is a term in none. A small scope keeps the terms found
+# in up to `common_floor` chunks, or a team's first pages would have no rare words at all. Other apps never move
+# the weights.
+# The scope's size is counted on the (app, source type) index up to `size_cap` chunks, so a question never counts
+# a large app's chunks: past the cap, weights are those of an app of `size_cap` chunks (a little flatter than the
+# true ones; still the app's own). The planner's estimate (pg_stats) would be closer, but planning its view
+# doubled the statement's planning time.
 _TERMS_SQL = """
 query_terms AS MATERIALIZED (
     SELECT DISTINCT lexeme
-    FROM (SELECT DISTINCT d.search_config FROM {document} d WHERE {scope}) configs,
+    FROM (SELECT DISTINCT d.search_config FROM {document} d WHERE {document_scope}) configs,
          unnest(tsvector_to_array(to_tsvector(configs.search_config::regconfig, %(text)s))) AS lexeme
 ),
-library AS (
-    SELECT coalesce((SELECT nullif(greatest(reltuples, 0), 0) FROM pg_class WHERE oid = '{chunk}'::regclass),
-                    (SELECT count(*) FROM {chunk}))::float8 AS size
+library AS MATERIALIZED (
+    {library_size}
 ),
-term_frequencies AS MATERIALIZED (
-    SELECT q.lexeme, q.query, (SELECT count(*) FROM (SELECT 1 FROM {chunk} WHERE search_vector @@ q.query
-                                                     LIMIT %(max_df)s) hits) AS df
-    FROM (SELECT lexeme, quote_literal(lexeme)::tsquery AS query FROM query_terms) q
+term_hits AS MATERIALIZED (
+    SELECT q.lexeme, q.query, h.df, h.ids, h.lengths
+    FROM (SELECT lexeme, quote_literal(lexeme)::tsquery AS query FROM query_terms) q,
+         LATERAL (SELECT count(*) AS df, array_agg(c.id) AS ids, array_agg(greatest(c.search_length, 1)) AS lengths
+                  FROM (SELECT c.id, c.search_length FROM {chunk} c
+                        WHERE c.search_vector @@ q.query AND {scope} LIMIT %(max_df)s) c) h
 ),
 term_weights AS MATERIALIZED (
-    SELECT t.lexeme, t.query, ln(1 + (greatest(library.size, t.df) - t.df + 0.5) / (t.df + 0.5)) AS weight
-    FROM term_frequencies t, library
-    WHERE t.df BETWEEN 1 AND %(max_df)s - 1 AND t.df <= %(max_df_share)s * greatest(library.size, 1)
+    SELECT t.lexeme, t.query, t.ids, t.lengths,
+           ln(1 + (greatest(library.size, t.df) - t.df + 0.5) / (t.df + 0.5)) AS weight
+    FROM term_hits t, library
+    WHERE t.df BETWEEN 1 AND %(max_df)s - 1
+      AND t.df <= greatest(%(max_df_share)s * library.size, %(common_floor)s)
 )"""
+
+_LIBRARY_SIZE_SQL = """SELECT coalesce((SELECT nullif(greatest(reltuples, 0), 0) FROM pg_class WHERE oid = '{chunk}'::regclass),
+                    (SELECT count(*) FROM {chunk}))::float8 AS size"""
+
+_SCOPE_SIZE_SQL = """SELECT count(*)::float8 AS size
+    FROM (SELECT 1 FROM {chunk} c WHERE {scope} LIMIT %(size_cap)s) s"""
 
 # The vector side walks the HNSW index. The lexical side is BM25 on the GIN index, counting whether a chunk holds
 # a term rather than how often (chunks are short, and reading every matched chunk's positions measured no better):
 # each question term it holds adds its weight, normalised by the chunk's length against the matched chunks' mean.
+# Both filter on the chunk's own app and source type: no document is read until the `top_k` are known.
 _HYBRID_SQL = (
     """
 WITH question AS MATERIALIZED (SELECT %(vector)s::vector AS vector),
 vector_side AS (
     SELECT c.id, row_number() OVER (ORDER BY c.distance) AS rank
     FROM (SELECT c.id, c.embedding <=> (SELECT vector FROM question) AS distance
-          FROM {chunk} c JOIN {document} d ON d.id = c.document_id
+          FROM {chunk} c
           WHERE {scope} ORDER BY c.embedding <=> (SELECT vector FROM question) LIMIT %(candidates)s) c
 ),"""
     + _TERMS_SQL
     + """,
 matches AS (
-    SELECT c.id, w.weight, greatest(c.search_length, 1) AS length
-    FROM term_weights w JOIN {chunk} c ON c.search_vector @@ w.query JOIN {document} d ON d.id = c.document_id
-    WHERE {scope}
+    SELECT h.id, w.weight, h.length FROM term_weights w, unnest(w.ids, w.lengths) AS h(id, length)
 ),
 lexical_side AS (
     SELECT id, row_number() OVER (ORDER BY score DESC, id) AS rank
-    FROM (SELECT id, sum(weight * (%(k1)s + 1) / (1 + %(k1)s * (1 - %(b)s + %(b)s * length / mean_length))) AS score
-          FROM (SELECT m.*, avg(m.length) OVER () AS mean_length FROM matches m) m
+    FROM (SELECT id, sum(weight * (%(k1)s::float8 + 1)
+                         / (1 + %(k1)s::float8 * (1 - %(b)s::float8 + %(b)s::float8 * length / mean_length))) AS score
+          FROM (SELECT m.*, avg(m.length::float8) OVER () AS mean_length FROM matches m) m
           GROUP BY id ORDER BY score DESC, id LIMIT %(candidates)s) best
 ),
 fused AS (
     SELECT coalesce(v.id, l.id) AS id,
-           coalesce(%(vector_weight)s / (%(rrf_k)s + v.rank), 0)
-           + coalesce(%(lexical_weight)s / (%(rrf_k)s + l.rank), 0) AS fused,
+           coalesce(%(vector_weight)s::float8 / (%(rrf_k)s + v.rank), 0)
+           + coalesce(%(lexical_weight)s::float8 / (%(rrf_k)s + l.rank), 0) AS fused,
            v.rank AS vector_rank, l.rank AS lexical_rank
     FROM vector_side v FULL OUTER JOIN lexical_side l ON l.id = v.id
     ORDER BY fused DESC, v.rank NULLS LAST LIMIT %(top_k)s
@@ -183,42 +201,56 @@ ORDER BY f.fused DESC, f.vector_rank NULLS LAST
 """
 )
 
+SCOPE_SIZE_CAP = 20_000
 
-def _scope(app: str | None, source_type: str | None) -> str:
+
+def _scope(app: str | None, source_type: str | None, *, table: str = "c") -> str:
     scope = ["TRUE"]
     if app:
-        scope.append("d.app = %(app)s")
+        scope.append(f"{table}.app = %(app)s")
     if source_type:
-        scope.append("d.source_type = %(source_type)s")
+        scope.append(f"{table}.source_type = %(source_type)s")
     return " AND ".join(scope)
+
+
+def _terms_sql(sql: str, *, app: str | None, source_type: str | None, **names: str) -> str:
+    chunk = Chunk._meta.db_table
+    library_size = _SCOPE_SIZE_SQL if app or source_type else _LIBRARY_SIZE_SQL
+    return sql.format(
+        chunk=chunk,
+        document=Document._meta.db_table,
+        scope=_scope(app, source_type),
+        document_scope=_scope(app, source_type, table="d"),
+        library_size=library_size.format(chunk=chunk, scope=_scope(app, source_type)),
+        **names,
+    )
+
+
+def _terms_values(*, text: str, app: str | None, source_type: str | None, params: HybridParams) -> dict:
+    return {
+        "text": lexical_text(text),
+        "app": app,
+        "source_type": source_type,
+        "max_df": params.max_df,
+        "max_df_share": params.max_df_share,
+        "common_floor": params.common_floor,
+        "size_cap": SCOPE_SIZE_CAP,
+    }
 
 
 @replica_reads()
 def query_term_weights(
-    *,
-    text: str,
-    app: str | None = None,
-    source_type: str | None = None,
-    max_df: int = HYBRID_MAX_DF,
-    max_df_share: float = HYBRID_MAX_DF_SHARE,
+    *, text: str, app: str | None = None, source_type: str | None = None, params: HybridParams | None = None
 ) -> dict[str, float]:
-    """The question's index terms (stems, as the chunks were indexed) and their rarity weights."""
+    """The question's index terms (stems, as the chunks were indexed) and their rarity weights in the scope."""
     if not text.strip():
         return {}
-    sql = ("WITH " + _TERMS_SQL + " SELECT lexeme, weight FROM term_weights").format(
-        chunk=Chunk._meta.db_table, document=Document._meta.db_table, scope=_scope(app, source_type)
+    sql = _terms_sql(
+        "WITH " + _TERMS_SQL + " SELECT lexeme, weight FROM term_weights", app=app, source_type=source_type
     )
+    values = _terms_values(text=text, app=app, source_type=source_type, params=params or HybridParams())
     with read_connection(Chunk).cursor() as cursor:
-        cursor.execute(
-            sql,
-            {
-                "text": lexical_text(text),
-                "app": app,
-                "source_type": source_type,
-                "max_df": max_df,
-                "max_df_share": max_df_share,
-            },
-        )
+        cursor.execute(sql, values)
         return {lexeme: float(weight) for lexeme, weight in cursor.fetchall()}
 
 
@@ -233,21 +265,17 @@ def hybrid_chunk_search(
     params: HybridParams,
 ) -> list[Chunk]:
     """Vector and full-text rankings fused by reciprocal rank, in one round trip; see `_HYBRID_SQL`."""
-    sql = _HYBRID_SQL.format(
-        chunk=Chunk._meta.db_table,
-        document=Document._meta.db_table,
-        scope=_scope(app, source_type),
+    sql = _terms_sql(
+        _HYBRID_SQL,
+        app=app,
+        source_type=source_type,
         document_columns=", ".join(f"d.{f} AS document__{f}" for f in _DOCUMENT_FIELDS),
     )
     values = {
+        **_terms_values(text=query_text, app=app, source_type=source_type, params=params),
         "vector": vector_literal(query_vector),
-        "text": lexical_text(query_text),
-        "app": app,
-        "source_type": source_type,
         "candidates": max(params.candidates, top_k),
         "top_k": top_k,
-        "max_df": params.max_df,
-        "max_df_share": params.max_df_share,
         "rrf_k": params.rrf_k,
         "vector_weight": params.vector_weight,
         "lexical_weight": params.lexical_weight,
@@ -433,10 +461,8 @@ def library_scopes() -> list[LibraryScope]:
         .order_by("app", "source_type")
     )
     chunks = {
-        (row["document__app"], row["document__source_type"]): row["n"]
-        for row in Chunk.objects.values("document__app", "document__source_type")
-        .annotate(n=Count("id"))
-        .order_by()
+        (row["app"], row["source_type"]): row["n"]
+        for row in Chunk.objects.values("app", "source_type").annotate(n=Count("id")).order_by()
     }
     return [
         LibraryScope(

@@ -6,6 +6,8 @@ vector of an unrelated sentence with the text that names a chunk, or the other w
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext, override_settings
@@ -197,3 +199,118 @@ def test_a_language_set_for_the_app_wins_over_detection_and_reindexes_unchanged_
         )
         (indexed,) = cursor.fetchone()
     assert "'the'" in indexed  # an English stop word, but not a Spanish one
+
+
+def test_an_apps_ranking_does_not_move_when_another_app_with_the_same_terms_arrives(hybrid_library):
+    """Term statistics are counted within the app searched: another team's docs never reweigh its terms."""
+    question = "will rain or snow reach the mountains and the valleys tomorrow? include_router"
+    vector = vector_of("What does the application do with its modules?")
+
+    def ranking():
+        weights = query_term_weights(text=question, app=APP)
+        lexical = chunk_search(
+            query_vector=vector, top_k=7, app=APP, query_text=question, hybrid=LEXICAL_ONLY
+        )
+        fused = chunk_search(
+            query_vector=vector, top_k=7, app=APP, query_text=question, hybrid=HybridParams()
+        )
+        return weights, [(c.id, c.fused) for c in lexical], [(c.id, c.fused) for c in fused]
+
+    before = ranking()
+    embedder = get_embedder()
+    for i in range(12):
+        document_ingest(
+            source_path=f"storm-{i}.md",
+            app="t-hybrid-crowd",
+            embedder=embedder,
+            content=f"# Storm {i}\n\nRain and snow in the mountains tomorrow; the valleys stay dry. Every "
+            "module calls `app.include_router` once.",
+        )
+
+    assert before[0] and ranking() == before
+    crowd = query_term_weights(text=question, app="t-hybrid-crowd")
+    assert "rain" not in crowd  # in every chunk of that app: dropped there, weighed here
+    assert query_term_weights(text=question, app=APP)["rain"] > 0
+
+
+def test_the_source_type_filter_holds_on_both_sides_and_in_the_term_statistics(hybrid_library):
+    document_ingest(
+        source_path="faq.md",
+        app=APP,
+        source_type="faq",
+        content="# Routers FAQ\n\nWhy is my `app.include_router` call ignored? Import the router first.",
+    )
+    for topic in ("billing", "accounts", "exports"):
+        document_ingest(
+            source_path=f"faq-{topic}.md",
+            app=APP,
+            source_type="faq",
+            content=f"# {topic.title()} FAQ\n\nQuestions people often ask about {topic}, answered briefly.",
+        )
+    vector = vector_of("Why is my router ignored?")
+    docs = chunk_search(
+        query_vector=vector,
+        top_k=10,
+        app=APP,
+        source_type="docs",
+        query_text="include_router",
+        hybrid=HybridParams(),
+    )
+    assert docs and "faq.md" not in paths(docs)
+    faq = chunk_search(
+        query_vector=vector,
+        top_k=10,
+        app=APP,
+        source_type="faq",
+        query_text="include_router",
+        hybrid=HybridParams(),
+    )
+    assert paths(faq)[0] == "faq.md" and set(paths(faq)) <= {
+        "faq.md",
+        "faq-billing.md",
+        "faq-accounts.md",
+        "faq-exports.md",
+    }
+    assert "ignor" not in query_term_weights(text="ignored", app=APP, source_type="docs")
+    assert "ignor" in query_term_weights(text="ignored", app=APP, source_type="faq")
+
+
+def test_the_full_text_side_reads_the_chunks_own_scope(hybrid_library):
+    """Filtering and counting by the chunk's own app and source type: the documents table is read only for the
+    configurations in scope and the `top_k` returned."""
+    vector = vector_of("How do I mount routers?")
+    with CaptureQueriesContext(connection) as captured:
+        chunk_search(
+            query_vector=vector,
+            top_k=5,
+            app=APP,
+            source_type="docs",
+            query_text="include_router",
+            hybrid=HybridParams(),
+        )
+    (sql,) = [q["sql"] for q in captured.captured_queries if "biblioteca_chunk" in q["sql"]]
+    assert sql.count("c.app = ") >= 3 and "d.app = " in sql  # vector side, df, scope size; configurations
+    assert sql.count("JOIN biblioteca_document") == 1  # the final `top_k` only
+
+
+def test_a_small_app_keeps_the_words_several_of_its_pages_share():
+    for i, topic in enumerate(("monthly", "yearly", "refunded")):
+        document_ingest(
+            source_path=f"invoice-{i}.md",
+            app="t-hybrid-small",
+            content=f"# Invoices {i}\n\nEvery {topic} invoice is sent as a PDF to the account's billing address.",
+        )
+    weights = query_term_weights(text="Where is my invoice sent?", app="t-hybrid-small")
+    assert weights["invoic"] > 0  # in all three pages: common there, yet the only word that tells them apart
+
+
+def test_an_app_over_the_counting_cap_is_weighed_as_an_app_of_that_size(hybrid_library, monkeypatch):
+    """Counting a large app's chunks on every question would cost more than the search: the count stops at
+    SCOPE_SIZE_CAP, and the weights are those of an app that size, whatever the other apps hold."""
+    from biblioteca import selectors
+
+    monkeypatch.setattr(selectors, "SCOPE_SIZE_CAP", 4)
+    weights = query_term_weights(text="tomatoes", app=APP)
+    assert weights["tomato"] == pytest.approx(math.log(1 + (4 - 1 + 0.5) / (1 + 0.5)))  # df 1 of "4"
+    document_ingest(source_path="more.md", app="t-hybrid-other", content="# More\n\nTomatoes, and tomatoes.")
+    assert query_term_weights(text="tomatoes", app=APP) == weights

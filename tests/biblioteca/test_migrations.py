@@ -104,3 +104,46 @@ def test_sentence_vectors_become_half_precision_in_place():
     assert kind == "halfvec"
     values = [float(x) for x in stored.strip("[]").split(",")]
     assert max(abs(a - b) for a, b in zip(values, vector)) < 1e-3
+
+
+def test_existing_chunks_take_their_documents_scope_without_being_embedded_again():
+    old = migrate([("biblioteca", "0003_sentence_halfvec")])
+    Document, Chunk = old.get_model("biblioteca", "Document"), old.get_model("biblioteca", "Chunk")
+    documents = [
+        Document.objects.create(
+            app=app, source_path="a.md", source_type=source_type, title="A", content_hash="0" * 16
+        )
+        for app, source_type in (("t-scope-a", "docs"), ("t-scope-b", "faq"))
+    ]
+    for document in documents:
+        for index in range(2):
+            Chunk.objects.create(
+                document=document,
+                chunk_index=index,
+                heading_path=[],
+                text="Some text.",
+                start_offset=0,
+                end_offset=10,
+                token_count=3,
+                embedding=[0.0] * 383 + [1.0],
+                embedding_model="some-model",
+            )
+    with connection.cursor() as cursor:
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+    calls = get_embedder().calls
+
+    migrate([("biblioteca", "0004_chunk_scope")])
+
+    assert get_embedder().calls == calls
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT document_id, app, source_type, embedding::text FROM biblioteca_chunk WHERE document_id = ANY(%s)",
+            [[d.pk for d in documents]],
+        )
+        rows = cursor.fetchall()
+        cursor.execute("SELECT indexdef FROM pg_indexes WHERE indexname = 'chunk_app_type_idx'")
+        (definition,) = cursor.fetchone()
+    by_document = {d.pk: (d.app, d.source_type) for d in documents}
+    assert len(rows) == 4 and all((app, source_type) == by_document[pk] for pk, app, source_type, _ in rows)
+    assert all(embedding.endswith(",1]") for *_, embedding in rows)
+    assert "(app, source_type)" in definition
