@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.contrib import admin
-from django.db import transaction
+from django.db import models, transaction
 from django.db.models import Count
 
 from biblioteca.models import Chunk, Document
@@ -28,6 +28,7 @@ class DocumentAdmin(admin.ModelAdmin):
     readonly_fields = ["content_hash", "created_at", "modified_at", "ingested_at"]
     inlines = [ChunkInline]
     date_hierarchy = "ingested_at"
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
 
     def get_queryset(self, request):
         return super().get_queryset(request).annotate(chunk_total=Count("chunks"))
