@@ -115,3 +115,18 @@ class Sentence(models.Model):
 
     def __str__(self) -> str:
         return self.text[:80]
+
+
+class LibraryGeneration(models.Model):
+    """How many committed changes an app's documents, chunks and sentences have seen.
+
+    Database triggers (migration 0004) bump it in the transaction of every write to those tables, whatever makes
+    it (ingest, prune, the admin, raw SQL), so a cached retrieval result keyed on it is never served after the
+    library changed: a reader sees the new rows and the new generation together, in every process and replica.
+    """
+
+    app = models.CharField(max_length=100, primary_key=True)
+    generation = models.BigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"{self.app}: {self.generation}"

@@ -23,8 +23,10 @@ pytestmark = pytest.mark.django_db
 ASK = "/api/v1/ask"
 ORIGIN = "https://help.example.com"
 QUESTION = "How do I reset my password?"
-# The key; the search in its transaction (savepoint, SET LOCALs); neighbours; the log's rows in theirs.
-ASK_QUERIES = 12
+# A new question: the key; the library's generation; the search in its transaction (savepoint, SET LOCALs);
+# neighbours; the log's rows in theirs. A repeated one: the key, the generation and the log.
+ASK_QUERIES = 13
+ASK_REPEATED_QUERIES = 7
 FEEDBACK_QUERIES = 4
 
 
@@ -546,6 +548,10 @@ def test_asking_takes_a_fixed_number_of_queries(client, widget_key, django_asser
     with django_assert_num_queries(ASK_QUERIES):
         response = post(client, ASK, {"question": QUESTION}, key=widget_key, HTTP_ORIGIN=ORIGIN)
     assert response.status_code == 200 and len(response.json()["sources"]) >= 3
+    with django_assert_num_queries(ASK_REPEATED_QUERIES):
+        again = post(client, ASK, {"question": QUESTION}, key=widget_key, HTTP_ORIGIN=ORIGIN)
+    assert again.json()["sources"] == response.json()["sources"]
+    assert again.json()["query_id"] != response.json()["query_id"], "logged again"
 
 
 def test_feedback_takes_a_fixed_number_of_queries(client, widget_key, django_assert_num_queries):
