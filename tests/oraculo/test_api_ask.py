@@ -14,6 +14,9 @@ from drf_spectacular.validation import validate_schema
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from biblioteca.retrieval import RetrievalOptions
+from oraculo.answering import ask
+from oraculo.api.serializers import AskResponseSerializer, ask_response_data
 from oraculo.models import OraculoQuery, WidgetKey
 from tests.conftest import free_port
 from tests.oraculo.fake_llm import MODEL
@@ -539,6 +542,30 @@ def test_project_schema_and_docs_are_served(client, staff):
     validate_schema(schema)
     assert {"/api/v1/ask", "/api/v1/queries/{query_id}/feedback", "/api/v1/health"} <= set(schema["paths"])
     assert client.get("/api/docs/").status_code == 200
+
+
+# --- the response: built directly, the same as the serializer that types the schema -------------------------
+
+
+@pytest.mark.parametrize(
+    ("question", "options"),
+    [
+        (QUESTION, {}),
+        (QUESTION, {"options": RetrievalOptions(top_k=2, trim=True)}),
+        ("zzzz qqqq", {"source_type": "no-such-type"}),
+    ],
+    ids=["extractive", "trimmed", "nothing found"],
+)
+def test_the_response_is_what_the_serializer_makes_of_the_answer(library, question, options):
+    result = ask(question, app=library, **options)
+    assert ask_response_data(result) == AskResponseSerializer(result).data
+    assert json.dumps(ask_response_data(result)) == json.dumps(AskResponseSerializer(result).data)
+
+
+def test_the_response_with_an_llm_answer_is_what_the_serializer_makes_of_it(library, fake_llm):
+    result = ask(QUESTION, app=library)
+    assert result.answer_mode == "llm" and result.latency_ms["llm"] is not None
+    assert json.dumps(ask_response_data(result)) == json.dumps(AskResponseSerializer(result).data)
 
 
 # --- query counts: an N+1 fails here ---------------------------------------------------------------------
