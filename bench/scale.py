@@ -341,8 +341,8 @@ def load(url: str, *, n: int, base: dict, store: Path) -> dict:
             conn.execute(f"ALTER TABLE {table} ENABLE TRIGGER USER")
         conn.execute(
             "INSERT INTO biblioteca_librarygeneration AS g (app, generation) "
-            "SELECT DISTINCT app, 1 FROM biblioteca_document "
-            "ON CONFLICT (app) DO UPDATE SET generation = g.generation + 1"
+            "SELECT app, nextval('biblioteca_library_generation_seq') FROM (SELECT DISTINCT app FROM biblioteca_document) a "
+            "ON CONFLICT (app) DO UPDATE SET generation = excluded.generation"
         )
     stats.update(chunks=chunk_id, sentences=sentence_id, load_seconds=round(time.perf_counter() - started, 1))
     stats["mean_cosine_to_base"] = round(float(np.mean(cosines)), 3)

@@ -3,8 +3,8 @@ needs neither its embedding nor the search.
 
 A key holds everything that decides a result: the normalised question, the options as resolved (top_k, trimming
 and its parameters, hybrid), the filters, the retrieval and embedding settings, and the library's generation
-(`library_generation`, bumped by database triggers in the transaction of every write to documents, chunks or
-sentences). A write moves the generation, so later reads miss and entries filed under older generations are
+(`library_generation`, set afresh by database triggers in the transaction of every write to documents, chunks
+or sentences). A write moves the generation, so later reads miss and entries filed under older generations are
 never read again; they age out of the bounded store. The store is Django's `retrieval_results` cache
 (RETRIEVAL_CACHE_SIZE entries per process in memory, or the CACHE_URL server's eviction and the TTL).
 """

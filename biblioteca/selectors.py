@@ -39,18 +39,20 @@ def pgvector_version(*, using: str = "default") -> str:
 
 
 @replica_reads()
-def library_generation(*, app: str | None) -> int:
-    """The app's generation, or without an app the sum of all (it grows with any app's): it moves whenever rows a
-    search reads change. Read where the search then reads (a run keeps its replica) and before it, so a result is
-    never filed under a generation newer than its rows."""
+def library_generation(*, app: str | None) -> str:
+    """The app's generation, or without an app a digest of every app's: it changes whenever rows a search reads
+    change, and never comes back. Read where the search then reads (a run keeps its replica) and before it, so a
+    result is never filed under a generation newer than its rows."""
     table = LibraryGeneration._meta.db_table
     with read_connection(LibraryGeneration).cursor() as cursor:
         if app:
             cursor.execute(f"SELECT generation FROM {table} WHERE app = %s", [app])
         else:
-            cursor.execute(f"SELECT coalesce(sum(generation), 0) FROM {table}")
+            cursor.execute(
+                f"SELECT md5(coalesce(string_agg(app || ':' || generation, ',' ORDER BY app), '')) FROM {table}"
+            )
         row = cursor.fetchone()
-    return int(row[0]) if row else 0
+    return str(row[0]) if row else "0"
 
 
 @lru_cache(maxsize=1)

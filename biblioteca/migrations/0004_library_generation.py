@@ -1,9 +1,10 @@
-"""A generation per app that every write to documents, chunks and sentences bumps, by statement-level triggers.
+"""A generation per app that every write to documents, chunks and sentences moves, by statement-level triggers.
 
 Each trigger finds the apps its statement touched in the statement's transition tables (a sentence through its
 chunk's document, which still exists: Django deletes children first) and upserts their rows in app order, so
-two writers lock them in the same order. TRUNCATE bumps every app. The bump commits with the write, so a reader
-never sees new rows under an old generation.
+two writers lock them in the same order. TRUNCATE moves every app. The new value commits with the write, so a
+reader never sees new rows under an old generation; it comes from a sequence, so a value a rolled-back write
+took (and its own transaction may have seen) is never given again.
 """
 
 from django.db import migrations, models
@@ -25,7 +26,7 @@ DECLARE
     apps text[];
 BEGIN
     IF TG_OP = 'TRUNCATE' THEN
-        UPDATE biblioteca_librarygeneration SET generation = generation + 1;
+        UPDATE biblioteca_librarygeneration SET generation = nextval('biblioteca_library_generation_seq');
         RETURN NULL;
     ELSIF TG_OP = 'INSERT' THEN
         SELECT array_agg(DISTINCT app ORDER BY app) INTO apps FROM ({apps_of.format(rows="new_rows")}) a;
@@ -38,8 +39,9 @@ BEGIN
     END IF;
     IF apps IS NOT NULL THEN
         INSERT INTO biblioteca_librarygeneration AS g (app, generation)
-        SELECT app, 1 FROM unnest(apps) WITH ORDINALITY AS u(app, n) ORDER BY n
-        ON CONFLICT (app) DO UPDATE SET generation = g.generation + 1;
+        SELECT app, nextval('biblioteca_library_generation_seq') FROM unnest(apps) WITH ORDINALITY AS u(app, n)
+        ORDER BY n
+        ON CONFLICT (app) DO UPDATE SET generation = excluded.generation;
     END IF;
     RETURN NULL;
 END
@@ -77,6 +79,10 @@ class Migration(migrations.Migration):
                 ("app", models.CharField(max_length=100, primary_key=True, serialize=False)),
                 ("generation", models.BigIntegerField(default=0)),
             ],
+        ),
+        migrations.RunSQL(
+            "CREATE SEQUENCE biblioteca_library_generation_seq",
+            reverse_sql="DROP SEQUENCE biblioteca_library_generation_seq",
         ),
         *(
             migrations.RunSQL(function_sql(table, apps_of), reverse_sql=drop_sql(table))
