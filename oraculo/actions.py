@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
+from functools import lru_cache
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
@@ -118,28 +119,39 @@ def _query_insert(query: OraculoQuery, *, vector: Sequence[float] | None, alias:
     the same statement; `query` gets its pk. Not `objects.create()` twice: that is four round trips (BEGIN, two
     INSERTs, COMMIT) on every ask, where one statement is atomic by itself."""
     connection = connections[alias]
-    meta = OraculoQuery._meta
-    fields = [f for f in meta.local_concrete_fields if f is not meta.pk and not f.generated]
-    insert = sql.InsertQuery(OraculoQuery)
-    insert.insert_values(fields, [query])
-    ((statement, params),) = insert.get_compiler(using=alias).as_sql()
-    pk = connection.ops.quote_name(meta.pk.column)
+    statement, fields = _query_insert_statement(alias, with_vector=vector is not None)
+    # What the ORM's insert compiler does with plain values (the log never holds expressions).
+    params = [field.get_db_prep_save(field.pre_save(query, True), connection) for field in fields]
     if vector is not None:
         embedding = QueryVector._meta.get_field("embedding")
-        target = QueryVector._meta
-        statement = (
-            f"WITH logged AS ({statement} RETURNING {pk}) "
-            f"INSERT INTO {connection.ops.quote_name(target.db_table)} "
-            f"({connection.ops.quote_name(target.pk.column)}, {connection.ops.quote_name(embedding.column)}) "
-            f"SELECT {pk}, %s FROM logged RETURNING {connection.ops.quote_name(target.pk.column)}"
-        )
-        params = (*params, embedding.get_db_prep_save([float(x) for x in vector], connection))
-    else:
-        statement = f"{statement} RETURNING {pk}"
+        params.append(embedding.get_db_prep_save([float(x) for x in vector], connection))
     with connection.cursor() as cursor:
         cursor.execute(statement, params)
         query.pk = cursor.fetchone()[0]
     query._state.adding, query._state.db = False, alias
+
+
+@lru_cache(maxsize=8)
+def _query_insert_statement(alias: str, *, with_vector: bool) -> tuple[str, tuple]:
+    """The statement, compiled by the ORM once per process (it is the same for every row), and its fields."""
+    connection = connections[alias]
+    meta = OraculoQuery._meta
+    fields = tuple(f for f in meta.local_concrete_fields if f is not meta.pk and not f.generated)
+    insert = sql.InsertQuery(OraculoQuery)
+    insert.insert_values(fields, [OraculoQuery()])
+    ((statement, _),) = insert.get_compiler(using=alias).as_sql()
+    pk = connection.ops.quote_name(meta.pk.column)
+    if not with_vector:
+        return f"{statement} RETURNING {pk}", fields
+    target = QueryVector._meta
+    target_pk = connection.ops.quote_name(target.pk.column)
+    column = connection.ops.quote_name(target.get_field("embedding").column)
+    return (
+        f"WITH logged AS ({statement} RETURNING {pk}) "
+        f"INSERT INTO {connection.ops.quote_name(target.db_table)} ({target_pk}, {column}) "
+        f"SELECT {pk}, %s FROM logged RETURNING {target_pk}",
+        fields,
+    )
 
 
 def query_feedback_record(

@@ -7,6 +7,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from biblioteca.search import RetrievedChunk
 from oraculo.actions import query_log_create
 from oraculo.models import OraculoQuery, QueryVector
 
@@ -70,6 +71,31 @@ def test_both_rows_go_in_one_statement_as_the_orm_would_write_them(settings):
     )
     assert stored.helpful is None and stored.channel == "widget"
     np.testing.assert_allclose(np.asarray(stored.vector.embedding), vector, atol=1e-6)
+
+
+def test_every_column_is_stored_as_objects_create_would_store_it(settings):
+    """The statement is compiled once and its values prepared field by field: the row must be the ORM's."""
+    chunks = [
+        RetrievedChunk(
+            id=n,
+            chunk_id=f"a.md#{n}",
+            document_id=1,
+            title="A",
+            heading_path=["A"],
+            url="",
+            score=s,
+            text="t",
+            original_text="t",
+        )
+        for n, s in ((3, 0.91234567), (7, 0.5))
+    ]
+    query = log(chunks=chunks, trimmed=True, trim_params={"threshold": 0.9}, page_url="https://x.example/p")
+    ours = OraculoQuery.objects.filter(pk=query.pk).values().get()
+    values = {k: v for k, v in ours.items() if k not in {"id", "created_at"}}
+    orm = OraculoQuery.objects.filter(pk=OraculoQuery.objects.create(**values).pk).values().get()
+    assert {k: v for k, v in orm.items() if k not in {"id", "created_at"}} == values
+    assert values["chunk_ids"] == ["a.md#3", "a.md#7"] and values["chunk_scores"] == [0.9123, 0.5]
+    assert values["top_score"] == 0.9123 and values["trim_params"] == {"threshold": 0.9}
 
 
 def test_a_question_without_a_vector_is_logged_alone():
