@@ -352,7 +352,12 @@ def retrieve(
         if cached is not None:
             elapsed = round((time.perf_counter() - started) * 1000, 3)
             timings = {"embedding": 0.0, "search": 0.0, **({"trim": 0.0} if cached.trimmed else {})}
-            return replace(cached, cached=True, timings_ms={**timings, "cache": elapsed, "total": elapsed})
+            return replace(
+                cached,
+                cached=True,
+                trim_embedding_calls=0,
+                timings_ms={**timings, "cache": elapsed, "total": elapsed},
+            )
     prepared = retrieval_prepare(
         query,
         top_k=top_k,

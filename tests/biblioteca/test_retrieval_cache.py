@@ -38,7 +38,10 @@ def test_a_repeated_question_skips_the_embedding_and_the_search(library, django_
     assert (second.tokens_in_context, second.tokens_before) == (first.tokens_in_context, first.tokens_before)
     assert (second.trimmed, second.trim_params) == (first.trimmed, first.trim_params)
     np.testing.assert_array_equal(second.query_vector, first.query_vector)
-    assert second.timings_ms["embedding"] == second.timings_ms["search"] == 0.0
+    assert (
+        second.timings_ms["embedding"] == second.timings_ms["search"] == 0.0
+        and second.trim_embedding_calls == 0
+    )
     assert second.timings_ms["cache"] == second.timings_ms["total"]
 
 
