@@ -120,3 +120,19 @@ class Sentence(models.Model):
 
     def __str__(self) -> str:
         return self.text[:80]
+
+
+class LibraryGeneration(models.Model):
+    """The version of an app's documents, chunks and sentences: a fresh value on every write to them.
+
+    Database triggers (migration 0004) set it from a sequence in the transaction of every write to those tables,
+    whatever makes it (ingest, prune, the admin, raw SQL), so a cached retrieval result keyed on it is never served
+    after the library changed: a reader sees the new rows and the new generation together, in every process and
+    replica, and a value is never given twice.
+    """
+
+    app = models.CharField(max_length=100, primary_key=True)
+    generation = models.BigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"{self.app}: {self.generation}"

@@ -22,6 +22,7 @@ from django.conf import settings
 
 from biblioteca.embeddings import get_embedder
 from biblioteca.passages import passage_sentences
+from biblioteca.retrieval_cache import retrieval_cache_get, retrieval_cache_key, retrieval_cache_put
 from biblioteca.search import RetrievedChunk, search
 from biblioteca.selectors import StoredSentences, query_term_weights, sentences_for_chunks
 from biblioteca.text.sentences import split_sentence_spans
@@ -60,6 +61,7 @@ class RetrievalResult:
     timings_ms: dict[str, float]
     trim_embedding_calls: int = 0
     query_vector: np.ndarray | None = field(default=None, repr=False)
+    cached: bool = False
 
 
 def resolve_trim_params(
@@ -326,28 +328,54 @@ def retrieve(
     hybrid: bool | None = None,
 ) -> RetrievalResult:
     """The best `top_k` chunks for `query`, found by vectors and full text (`hybrid`, or when None
-    RETRIEVAL_HYBRID), trimmed when `trim` (or, when None, RETRIEVAL_TRIM) says so."""
+    RETRIEVAL_HYBRID), trimmed when `trim` (or, when None, RETRIEVAL_TRIM) says so.
+
+    A question asked before with the same options, in the library as it is now, comes from the retrieval-result
+    cache (`cached`, no embedding, no search); a caller that gives its own `query_vector` always searches."""
     started = time.perf_counter()
     do_trim = settings.RETRIEVAL_TRIM if trim is None else trim
+    do_hybrid = settings.RETRIEVAL_HYBRID if hybrid is None else hybrid
+    params = (
+        resolve_trim_params(threshold=trim_threshold, window=trim_window, min_sentences=trim_min_sentences)
+        if do_trim
+        else None
+    )
+    key = None
+    if query_vector is None:
+        key = retrieval_cache_key(
+            query=query,
+            top_k=top_k,
+            trim_params=asdict(params) if params else None,
+            hybrid=do_hybrid,
+            filters=filters or {},
+        )
+    if key is not None:
+        cached = retrieval_cache_get(key=key)
+        if cached is not None:
+            elapsed = round((time.perf_counter() - started) * 1000, 3)
+            timings = {"embedding": 0.0, "search": 0.0, **({"trim": 0.0} if cached.trimmed else {})}
+            return replace(
+                cached,
+                cached=True,
+                trim_embedding_calls=0,
+                timings_ms={**timings, "cache": elapsed, "total": elapsed},
+            )
     prepared = retrieval_prepare(
         query,
         top_k=top_k,
         filters=filters,
         query_vector=query_vector,
-        hybrid=hybrid,
+        hybrid=do_hybrid,
         score_sentences=bool(do_trim),
     )
     timings = dict(prepared.timings_ms)
-    chunks, tokens, calls, params = prepared.chunks, prepared.tokens_before, 0, None
-    if do_trim:
-        params = resolve_trim_params(
-            threshold=trim_threshold, window=trim_window, min_sentences=trim_min_sentences
-        )
+    chunks, tokens, calls = prepared.chunks, prepared.tokens_before, 0
+    if params is not None:
         trimmed = retrieval_trim(prepared, params=params)
         chunks, tokens, calls = trimmed.chunks, trimmed.tokens, trimmed.embedding_calls
         timings["trim"] = trimmed.trim_ms
     timings["total"] = (time.perf_counter() - started) * 1000
-    return RetrievalResult(
+    result = RetrievalResult(
         chunks=chunks,
         tokens_in_context=tokens,
         tokens_before=prepared.tokens_before,
@@ -357,3 +385,6 @@ def retrieve(
         trim_embedding_calls=calls,
         query_vector=prepared.query_vector,
     )
+    if key is not None:
+        retrieval_cache_put(key=key, result=result)
+    return result

@@ -17,7 +17,7 @@ from django.db.models import Count, QuerySet
 from pgvector import Vector
 from pgvector.django import CosineDistance
 
-from biblioteca.models import Chunk, Document, Sentence
+from biblioteca.models import Chunk, Document, LibraryGeneration, Sentence
 from biblioteca.passages import Piece
 from biblioteca.text.lexical import lexical_text
 from biblioteca.vector_session import vector_search_session
@@ -36,6 +36,23 @@ def pgvector_version(*, using: str = "default") -> str:
         cursor.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
         row = cursor.fetchone()
     return row[0] if row else ""
+
+
+@replica_reads()
+def library_generation(*, app: str | None) -> str:
+    """The app's generation, or without an app a digest of every app's: it changes whenever rows a search reads
+    change, and never comes back. Read where the search then reads (a run keeps its replica) and before it, so a
+    result is never filed under a generation newer than its rows."""
+    table = LibraryGeneration._meta.db_table
+    with read_connection(LibraryGeneration).cursor() as cursor:
+        if app:
+            cursor.execute(f"SELECT generation FROM {table} WHERE app = %s", [app])
+        else:
+            cursor.execute(
+                f"SELECT md5(coalesce(string_agg(app || ':' || generation, ',' ORDER BY app), '')) FROM {table}"
+            )
+        row = cursor.fetchone()
+    return str(row[0]) if row else "0"
 
 
 @lru_cache(maxsize=1)

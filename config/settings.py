@@ -313,6 +313,23 @@ if CACHES["default"]["BACKEND"].endswith("LocMemCache"):
         OPTIONS={**CACHES["default"].get("OPTIONS", {}), "MAX_ENTRIES": QUERY_VECTOR_CACHE_SIZE},
     )
 
+# Retrieval-result cache: a repeated question with the same options skips the embedding and the search. Keyed on
+# the library's generation (biblioteca.models.LibraryGeneration, bumped by triggers on every write), so a result
+# is never served after the library changed; in memory it holds at most RETRIEVAL_CACHE_SIZE results per process.
+RETRIEVAL_CACHE = env.bool("RETRIEVAL_CACHE", default=True)
+RETRIEVAL_CACHE_SIZE = env.int("RETRIEVAL_CACHE_SIZE", default=1024)
+RETRIEVAL_CACHE_TIMEOUT = env.int("RETRIEVAL_CACHE_TIMEOUT", default=24 * 3600)
+CACHES["retrieval_results"] = {
+    **CACHES["default"],
+    "KEY_PREFIX": "oraculo-rr",
+    "TIMEOUT": RETRIEVAL_CACHE_TIMEOUT,
+}
+if CACHES["default"]["BACKEND"].endswith("LocMemCache"):
+    CACHES["retrieval_results"].update(
+        LOCATION="oraculo-retrieval-results",
+        OPTIONS={**CACHES["default"].get("OPTIONS", {}), "MAX_ENTRIES": RETRIEVAL_CACHE_SIZE},
+    )
+
 # Read replicas and pooling (README: "Read replicas and pooling"). Searches, retrieval and the dashboard's lists
 # read a replica; writes, transactions and a request or task run that has written use the primary
 # (config/replicas.py).

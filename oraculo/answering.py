@@ -221,6 +221,7 @@ def _answered(
         "search": timings.get("search"),
         "trim": timings.get("trim"),
         "llm": llm_ms,
+        **({"cache": timings["cache"]} if retrieval.cached else {}),
         "total": round((time.perf_counter() - prepared.started) * 1000, 3),
     }
     query = actions.query_log_create(

@@ -15,7 +15,7 @@ from django.db import DatabaseError
 from django.dispatch import receiver
 from django.http import HttpRequest
 
-from oraculo.api.authentication import HEADER
+from oraculo.api.authentication import HEADER, REQUEST_ATTRIBUTE
 from oraculo.selectors import origin_allowed_by_any_key, widget_key_get_active
 
 logger = logging.getLogger(__name__)
@@ -31,7 +31,9 @@ def widget_key_origins(sender, request: HttpRequest, **kwargs) -> bool:
     try:
         key = request.headers.get(HEADER, "").strip()
         if key:
-            widget_key = widget_key_get_active(key=key)
+            widget_key = getattr(request, REQUEST_ATTRIBUTE, None)
+            if widget_key is None or widget_key.key != key:
+                widget_key = widget_key_get_active(key=key)
             return widget_key is not None and widget_key.allows_origin(origin)
         return origin_allowed_by_any_key(origin=origin)
     except DatabaseError:

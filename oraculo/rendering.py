@@ -54,6 +54,7 @@ URL_SCHEMES = frozenset({"http", "https", "mailto"})
 LINK_REL = "noopener nofollow"
 MAX_MARKDOWN_CHARS = 100_000  # more than any passage or capped answer; bounds the work on hostile input
 RENDERED_CACHE_SIZE = 2048  # passages of a few KB each: a few MB per process at most
+EXTRACTIVE_CACHE_SIZE = 512  # three passages and their HTML each: a few MB more
 
 
 def _image_as_text(renderer, tokens, idx, options, env) -> str:
@@ -111,6 +112,12 @@ def _rendered(text: str) -> str:
 def render_extractive(*, labels: Sequence[str], passages: Sequence[str]) -> str:
     """An extractive answer: each passage rendered on its own (an unclosed code fence in one cannot swallow the
     next), under its citation and label."""
+    return _extractive(tuple(labels), tuple(passages))
+
+
+@lru_cache(maxsize=EXTRACTIVE_CACHE_SIZE)
+def _extractive(labels: tuple[str, ...], passages: tuple[str, ...]) -> str:
+    """Pure, like `_rendered`: a popular question gets the same three passages every time it is asked."""
     parts = []
     for n, (label, passage) in enumerate(zip(labels, passages, strict=True), start=1):
         parts.append(

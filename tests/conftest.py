@@ -37,14 +37,18 @@ def wait_for_port(port: int, *, process: subprocess.Popen | None = None, timeout
 
 @pytest.fixture(autouse=True)
 def _fresh_query_vector_cache():
-    """Every test starts with no cached question vectors, so counted embedding calls do not depend on order."""
+    """Every test starts with no cached question vectors or retrieval results, so counted embedding calls and
+    queries do not depend on order."""
     from django.core.cache import caches
 
     from biblioteca.query_cache import CACHE_ALIAS
+    from biblioteca.retrieval_cache import CACHE_ALIAS as RESULTS_ALIAS
 
-    caches[CACHE_ALIAS].clear()
+    for alias in (CACHE_ALIAS, RESULTS_ALIAS):
+        caches[alias].clear()
     yield
-    caches[CACHE_ALIAS].clear()
+    for alias in (CACHE_ALIAS, RESULTS_ALIAS):
+        caches[alias].clear()
 
 
 @pytest.fixture(scope="session")

@@ -85,11 +85,10 @@ def test_ef_search_is_set_locally_inside_the_search_transaction_and_never_leaks(
     assert hits and "lamp" in hits[0].text
     statements = [q["sql"] for q in queries.captured_queries]
     begin = statements.index("BEGIN")
-    assert statements[begin + 1 : begin + 3] == [
-        "SET LOCAL hnsw.ef_search = 64",
-        "SET LOCAL hnsw.iterative_scan = strict_order",
-    ]
-    assert "<=>" in statements[begin + 3] and statements[begin + 4] == "COMMIT"
+    assert statements[begin + 1] == (
+        "SELECT set_config('hnsw.ef_search', '64', true), set_config('hnsw.iterative_scan', 'strict_order', true)"
+    ), "both in one round trip"
+    assert "<=>" in statements[begin + 2] and statements[begin + 3] == "COMMIT"
     assert show_ef_search() == "40"
 
 

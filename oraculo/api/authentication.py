@@ -12,6 +12,8 @@ from oraculo.models import WidgetKey
 from oraculo.selectors import widget_key_get_active
 
 HEADER = "X-Widget-Key"
+# The key authentication found, kept on the Django request so the CORS check of its response needs no second read.
+REQUEST_ATTRIBUTE = "oraculo_widget_key"
 
 
 def widget_key_of(request: Request) -> WidgetKey | None:
@@ -28,6 +30,7 @@ class WidgetKeyAuthentication(BaseAuthentication):
         widget_key = widget_key_get_active(key=key)
         if widget_key is None:
             raise AuthenticationFailed(f"The {HEADER} header holds an unknown or inactive widget key.")
+        setattr(request._request, REQUEST_ATTRIBUTE, widget_key)
         return AnonymousUser(), widget_key
 
     def authenticate_header(self, request: Request) -> str:

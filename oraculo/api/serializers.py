@@ -112,6 +112,45 @@ class AskResponseSerializer(serializers.Serializer):
         return data
 
 
+LATENCY_KEYS = tuple(LatencySerializer().fields)
+
+
+def _rounded(value) -> float | None:
+    return None if value is None else round(float(value), 4)
+
+
+def ask_response_data(result) -> dict:
+    """What AskResponseSerializer makes of an AskResult, built directly: DRF's per-field machinery (fields
+    deep-copied per instance, then one call per field and source) took 0.35 ms of CPU per answer, 25 times this,
+    in a repeated ask of about 4.5 ms. The serializer still types the schema; tests/oraculo/test_api_ask.py pins
+    the two equal."""
+    htmls = list(getattr(result, "sources_html", None) or [])
+    latency = result.latency_ms
+    return {
+        "query_id": int(result.query_id),
+        "feedback_token": str(result.feedback_token),
+        "answer": str(result.answer),
+        "answer_html": str(result.answer_html),
+        "answer_mode": str(result.answer_mode),
+        "sources": [
+            {
+                "id": int(chunk.id),
+                "title": str(chunk.title),
+                "heading_path": [str(h) for h in chunk.heading_path],
+                "url": str(chunk.url),
+                "score": _rounded(chunk.score),
+                "content": str(chunk.content),
+                "html": htmls[n] if n < len(htmls) else "",
+            }
+            for n, chunk in enumerate(result.sources)
+        ],
+        "trimmed": bool(result.trimmed),
+        "tokens_in_context": int(result.tokens_in_context),
+        "tokens_before": int(result.tokens_before),
+        "latency_ms": {key: _rounded(latency.get(key)) for key in LATENCY_KEYS},
+    }
+
+
 class FeedbackSerializer(StrictInputSerializer):
     feedback_token = TextField(
         required=False,

@@ -28,6 +28,7 @@ from oraculo.api.serializers import (
     HealthSerializer,
     OraculoErrorSerializer,
     SourceSerializer,
+    ask_response_data,
 )
 from oraculo.api.streaming import EventStreamRenderer, ask_event_stream
 from oraculo.api.throttling import ClientIPRateThrottle, WidgetKeyDailyQuota, WidgetKeyRateThrottle
@@ -136,14 +137,12 @@ class AskView(CallerAPIView):
             sources = SourceSerializer(prepared.chunks, many=True).data
             for source, html in zip(sources, prepared.sources_html, strict=True):
                 source["html"] = html
-            stream = ask_event_stream(
-                prepared=prepared, sources=sources, done=lambda result: AskResponseSerializer(result).data
-            )
+            stream = ask_event_stream(prepared=prepared, sources=sources, done=ask_response_data)
             response = StreamingHttpResponse(stream, content_type="text/event-stream; charset=utf-8")
             response["Cache-Control"] = "no-cache"
             response["X-Accel-Buffering"] = "no"  # nginx: pass each event on as it comes
             return response
-        return Response(AskResponseSerializer(ask_answer(prepared=prepared)).data)
+        return Response(ask_response_data(ask_answer(prepared=prepared)))
 
 
 class QueryFeedbackView(CallerAPIView):

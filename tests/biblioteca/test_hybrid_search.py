@@ -162,8 +162,8 @@ def test_the_hybrid_search_is_one_statement(hybrid_library):
     vector = vector_of("How do I mount routers?")
     with CaptureQueriesContext(connection) as captured:
         chunk_search(query_vector=vector, top_k=5, query_text="include_router", hybrid=HybridParams())
-    # RETRIEVAL_EF_SEARCH is set with SET LOCAL in the search's own transaction; the search is one statement.
-    control = ("SAVEPOINT", "RELEASE SAVEPOINT", "BEGIN", "COMMIT", "SET LOCAL hnsw.")
+    # RETRIEVAL_EF_SEARCH is set (locally) in the search's own transaction; the search is one statement.
+    control = ("SAVEPOINT", "RELEASE SAVEPOINT", "BEGIN", "COMMIT", "SELECT set_config('hnsw.")
     statements = [q["sql"] for q in captured.captured_queries if not q["sql"].startswith(control)]
     assert len(statements) == 1
 

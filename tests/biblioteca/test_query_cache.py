@@ -31,7 +31,10 @@ def test_a_repeated_question_is_embedded_once():
 
 
 @pytest.mark.django_db
-def test_a_repeated_ask_costs_no_embedding_and_answers_the_same(library):
+def test_a_repeated_ask_costs_no_embedding_and_answers_the_same(library, settings):
+    settings.RETRIEVAL_CACHE = (
+        False  # else the whole retrieval is reused, vector included (test_retrieval_cache)
+    )
     first = ask(QUESTION, app=library)
     calls, hits = counts()
     second = ask(QUESTION, app=library)

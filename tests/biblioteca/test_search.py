@@ -67,7 +67,9 @@ def test_a_filtered_search_asks_pgvector_for_an_iterative_scan(library):
     with CaptureQueriesContext(connection) as unfiltered:
         chunk_search(query_vector=vector, top_k=5)
     statements = [q["sql"] for q in filtered.captured_queries]
-    setting = statements.index("SET LOCAL hnsw.iterative_scan = strict_order")
+    setting = next(
+        n for n, sql in enumerate(statements) if "set_config('hnsw.iterative_scan', 'strict_order'" in sql
+    )
     assert any("biblioteca_chunk" in sql for sql in statements[setting + 1 :])
     assert not any("iterative_scan" in q["sql"] for q in unfiltered.captured_queries)
 

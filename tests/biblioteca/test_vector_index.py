@@ -18,7 +18,7 @@ from biblioteca.vector_index import (
     live_hnsw_options,
     vector_index_rebuild,
 )
-from biblioteca.vector_session import vector_search_statements
+from biblioteca.vector_session import vector_search_statement
 
 # CREATE INDEX CONCURRENTLY cannot run inside a transaction: the rebuild tests commit, and ingest their own
 # document (the session's fixture library is flushed by whichever transactional test runs first).
@@ -70,13 +70,13 @@ def test_the_iterative_scan_mode_and_its_budget_are_settings(settings):
     settings.RETRIEVAL_EF_SEARCH = 0
     settings.RETRIEVAL_ITERATIVE_SCAN = "relaxed_order"
     settings.RETRIEVAL_MAX_SCAN_TUPLES = 50000
-    assert vector_search_statements(iterative=True) == [
-        "SET LOCAL hnsw.iterative_scan = relaxed_order",
-        "SET LOCAL hnsw.max_scan_tuples = 50000",
-    ]
-    assert vector_search_statements(iterative=False) == []
+    assert vector_search_statement(iterative=True) == (
+        "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "
+        "set_config('hnsw.max_scan_tuples', '50000', true)"
+    )
+    assert vector_search_statement(iterative=False) is None
     settings.RETRIEVAL_ITERATIVE_SCAN = "off"
-    assert vector_search_statements(iterative=True) == []
+    assert vector_search_statement(iterative=True) is None
 
 
 @pytest.mark.django_db

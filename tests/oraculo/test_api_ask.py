@@ -14,6 +14,9 @@ from drf_spectacular.validation import validate_schema
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from biblioteca.retrieval import RetrievalOptions
+from oraculo.answering import ask
+from oraculo.api.serializers import AskResponseSerializer, ask_response_data
 from oraculo.models import OraculoQuery, WidgetKey
 from tests.conftest import free_port
 from tests.oraculo.fake_llm import MODEL
@@ -23,9 +26,12 @@ pytestmark = pytest.mark.django_db
 ASK = "/api/v1/ask"
 ORIGIN = "https://help.example.com"
 QUESTION = "How do I reset my password?"
-# The key; the search in its transaction (savepoint, SET LOCALs); neighbours; the log's rows in theirs.
-ASK_QUERIES = 12
-FEEDBACK_QUERIES = 4
+# A new question: the key (read once, for authentication and CORS); the library's generation; the search in its
+# transaction (savepoint, one set_config); neighbours; the log's two rows in one statement. A repeated one: the
+# key, the generation and the log.
+ASK_QUERIES = 8
+ASK_REPEATED_QUERIES = 3
+FEEDBACK_QUERIES = 3
 
 
 def feedback_url(query_id: int) -> str:
@@ -538,6 +544,30 @@ def test_project_schema_and_docs_are_served(client, staff):
     assert client.get("/api/docs/").status_code == 200
 
 
+# --- the response: built directly, the same as the serializer that types the schema -------------------------
+
+
+@pytest.mark.parametrize(
+    ("question", "options"),
+    [
+        (QUESTION, {}),
+        (QUESTION, {"options": RetrievalOptions(top_k=2, trim=True)}),
+        ("zzzz qqqq", {"source_type": "no-such-type"}),
+    ],
+    ids=["extractive", "trimmed", "nothing found"],
+)
+def test_the_response_is_what_the_serializer_makes_of_the_answer(library, question, options):
+    result = ask(question, app=library, **options)
+    assert ask_response_data(result) == AskResponseSerializer(result).data
+    assert json.dumps(ask_response_data(result)) == json.dumps(AskResponseSerializer(result).data)
+
+
+def test_the_response_with_an_llm_answer_is_what_the_serializer_makes_of_it(library, fake_llm):
+    result = ask(QUESTION, app=library)
+    assert result.answer_mode == "llm" and result.latency_ms["llm"] is not None
+    assert json.dumps(ask_response_data(result)) == json.dumps(AskResponseSerializer(result).data)
+
+
 # --- query counts: an N+1 fails here ---------------------------------------------------------------------
 
 
@@ -546,6 +576,10 @@ def test_asking_takes_a_fixed_number_of_queries(client, widget_key, django_asser
     with django_assert_num_queries(ASK_QUERIES):
         response = post(client, ASK, {"question": QUESTION}, key=widget_key, HTTP_ORIGIN=ORIGIN)
     assert response.status_code == 200 and len(response.json()["sources"]) >= 3
+    with django_assert_num_queries(ASK_REPEATED_QUERIES):
+        again = post(client, ASK, {"question": QUESTION}, key=widget_key, HTTP_ORIGIN=ORIGIN)
+    assert again.json()["sources"] == response.json()["sources"]
+    assert again.json()["query_id"] != response.json()["query_id"], "logged again"
 
 
 def test_feedback_takes_a_fixed_number_of_queries(client, widget_key, django_assert_num_queries):

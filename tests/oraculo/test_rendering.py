@@ -129,3 +129,14 @@ def test_a_passage_rendered_again_comes_from_the_cache_and_another_text_does_not
     )
     assert _rendered.cache_info().hits == hits + 1
     assert render_markdown(text=text + " Changed.") != first
+
+
+def test_an_extractive_answer_rendered_again_comes_from_the_cache_and_other_passages_do_not():
+    from oraculo.rendering import _extractive
+
+    labels, passages = ["Account > Password"], ["Open **Settings** to reset it."]
+    first = render_extractive(labels=labels, passages=passages)
+    hits = _extractive.cache_info().hits
+    assert render_extractive(labels=list(labels), passages=list(passages)) == first
+    assert _extractive.cache_info().hits == hits + 1
+    assert render_extractive(labels=["Account > Email"], passages=passages) != first
