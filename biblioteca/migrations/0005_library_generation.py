@@ -1,7 +1,7 @@
 """A generation per app that every write to documents, chunks and sentences moves, by statement-level triggers.
 
-Each trigger finds the apps its statement touched in the statement's transition tables (a sentence through its
-chunk's document, which still exists: Django deletes children first) and upserts their rows in app order, so
+Each trigger finds the apps its statement touched in the statement's transition tables (a chunk carries its app; a
+sentence's is its chunk's, which still exists: Django deletes children first) and upserts their rows in app order, so
 two writers lock them in the same order. TRUNCATE moves every app. The new value commits with the write, so a
 reader never sees new rows under an old generation; it comes from a sequence, so a value a rolled-back write
 took (and its own transaction may have seen) is never given again.
@@ -11,11 +11,8 @@ from django.db import migrations, models
 
 TABLES = {
     "biblioteca_document": "SELECT app FROM {rows}",
-    "biblioteca_chunk": "SELECT d.app FROM {rows} r JOIN biblioteca_document d ON d.id = r.document_id",
-    "biblioteca_sentence": (
-        "SELECT d.app FROM {rows} r JOIN biblioteca_chunk c ON c.id = r.chunk_id "
-        "JOIN biblioteca_document d ON d.id = c.document_id"
-    ),
+    "biblioteca_chunk": "SELECT app FROM {rows}",
+    "biblioteca_sentence": "SELECT c.app FROM {rows} r JOIN biblioteca_chunk c ON c.id = r.chunk_id",
 }
 
 
@@ -69,7 +66,7 @@ def drop_sql(table: str) -> str:
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("biblioteca", "0003_sentence_halfvec"),
+        ("biblioteca", "0004_chunk_scope"),
     ]
 
     operations = [
