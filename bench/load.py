@@ -47,9 +47,9 @@ def question_for(*, client: int, i: int, repeat_share: float) -> str:
 
 
 def percentile(sorted_values: list[float], p: float) -> float:
+    """Nearest rank."""
     if not sorted_values:
         return float("nan")
-    """Nearest rank."""
     k = max(0, min(len(sorted_values) - 1, math.ceil(p / 100 * len(sorted_values)) - 1))
     return sorted_values[k]
 
