@@ -1,11 +1,11 @@
-"""Trimming retrieved chunks to the sentences that matter for a question (the seed's trimChunksBySentence).
+"""Trimming retrieved chunks to the sentences that matter for a question (the original design's trimChunksBySentence).
 
 Pure numpy, no Django: the caller brings each chunk's sentence spans and their stored vectors, so no sentence
-is embedded at query time. The seed's contract holds: keep sentences with cosine >= threshold, top up to
+is embedded at query time. The original contract holds: keep sentences with cosine >= threshold, top up to
 `min_sentences` with the best ones, add a +/-`window` of neighbours, keep the original order, join separate runs
 with " [...] ", return a chunk unchanged when every sentence is kept or it has none.
 
-Beyond the seed, query-level rules (all optional):
+Beyond it, query-level rules (all optional):
 - `relative_margin`: a sentence scoring within this margin of the best sentence across all chunks is kept even
   under the threshold, so the best evidence survives when the whole query scores low;
 - `drop_margin`: a chunk after the first whose best sentence, by cosine, is further than this below the best
