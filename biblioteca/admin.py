@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from django.contrib import admin
-from django.db import models, transaction
+from django.db import models
 from django.db.models import Count
 
 from biblioteca.models import Chunk, Document
-from biblioteca.scope import chunk_scope_sync
 from config.admin import ReadOnlyAdminMixin
 
 
@@ -32,11 +31,6 @@ class DocumentAdmin(admin.ModelAdmin):
 
     def get_queryset(self, request):
         return super().get_queryset(request).annotate(chunk_total=Count("chunks"))
-
-    def save_model(self, request, obj, form, change):
-        with transaction.atomic():
-            super().save_model(request, obj, form, change)
-            chunk_scope_sync(document=obj)
 
     @admin.display(description="chunks", ordering="chunk_total")
     def chunk_count(self, obj: Document) -> int:

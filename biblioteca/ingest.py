@@ -22,7 +22,6 @@ from django.utils import timezone
 from biblioteca.embeddings import Embedder, get_embedder
 from biblioteca.errors import ApplicationError
 from biblioteca.models import Chunk, Document, Sentence
-from biblioteca.scope import chunk_scope_sync
 from biblioteca.text.chunking import chunk_markdown, content_hash, document_title, passage_header
 from biblioteca.text.lexical import detect_language, lexical_text, search_config
 from biblioteca.text.sentences import split_sentence_spans
@@ -217,10 +216,7 @@ def document_ingest(
     ):
         if not dry_run:
             if existing.url != url or existing.source_type != source_type:
-                existing.url, existing.source_type = url, source_type
-                with transaction.atomic():
-                    Document.objects.filter(pk=existing.pk).update(url=url, source_type=source_type)
-                    chunk_scope_sync(document=existing)
+                Document.objects.filter(pk=existing.pk).update(url=url, source_type=source_type)
             _reindex_if_language_changed(existing, language)
         return DocumentResult(source_path, "unchanged", chunks=existing.chunks.count())
 

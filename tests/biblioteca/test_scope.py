@@ -1,14 +1,14 @@
-"""A chunk carries its document's app and source type, kept in step wherever a document's scope changes."""
+"""A chunk carries its document's app and source type, kept in step by a trigger whatever writes the document."""
 
 from __future__ import annotations
 
 import pytest
 from django.contrib.auth.models import User
+from django.db import connection
 
 from biblioteca.embeddings import get_embedder
 from biblioteca.ingest import document_ingest
 from biblioteca.models import Chunk, Document
-from biblioteca.scope import chunk_scope_sync
 from biblioteca.selectors import HybridParams, chunk_search
 
 pytestmark = pytest.mark.django_db
@@ -70,11 +70,22 @@ def test_a_document_moved_to_another_app_in_the_admin_takes_its_chunks(client):
     assert found("t-scope-moved") == ["ports.md"] and found("t-scope") == []
 
 
-def test_syncing_a_document_changes_only_the_chunks_out_of_step():
+def chunk_versions(document: Document) -> list[str]:
+    """Each chunk row's physical place: an UPDATE writes a new row version elsewhere, so it moves."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT ctid::text FROM biblioteca_chunk WHERE document_id = %s ORDER BY id", [document.pk]
+        )
+        return [row[0] for row in cursor.fetchall()]
+
+
+def test_any_write_to_a_documents_scope_moves_its_chunks_and_only_a_scope_change_touches_them():
     document_ingest(source_path="ports.md", content=CONTENT, app="t-scope", source_type="guide")
     document = Document.objects.get(app="t-scope", source_path="ports.md")
-    assert chunk_scope_sync(document=document) == 0
+    before = chunk_versions(document)
+    Document.objects.filter(pk=document.pk).update(title="Ports, again", app="t-scope")
+    assert chunk_versions(document) == before
     Document.objects.filter(pk=document.pk).update(app="t-scope-elsewhere")
-    document.refresh_from_db()
-    assert chunk_scope_sync(document=document) == Chunk.objects.filter(document=document).count() > 0
+    after = chunk_versions(document)
+    assert len(after) == len(before) > 0 and all(a != b for a, b in zip(after, before))
     assert scopes(document) == {("t-scope-elsewhere", "guide")}
