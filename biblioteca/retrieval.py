@@ -84,6 +84,7 @@ def resolve_trim_params(
         spread_factor=settings.RETRIEVAL_TRIM_SPREAD_FACTOR,
         companions=settings.RETRIEVAL_TRIM_COMPANIONS,
         trim_markup=settings.RETRIEVAL_TRIM_MARKUP,
+        identifier_units=settings.RETRIEVAL_TRIM_IDENTIFIER_UNITS,
     )
 
 

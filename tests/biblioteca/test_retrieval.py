@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -156,12 +154,12 @@ def test_a_trimmed_retrieval_reads_the_sentences_with_the_neighbours_and_trims_a
     assert [c.text for c in result.chunks] == [c.text for c in from_vectors]
 
 
-def test_trimming_keeps_the_unit_holding_an_identifier_the_question_names(library, seed_trimming):
+def test_trimming_keeps_the_unit_holding_an_identifier_the_question_names(library, seed_trimming, settings):
     question = "When are invoices sent? Is billing@example.com the billing contact?"
     prepared = retrieval_prepare(question, top_k=3, filters={"app": library, "source_type": "en"})
-    params = resolve_trim_params(threshold=0.99, window=0)
-    named = retrieval_trim(prepared, params=params)
-    unnamed = retrieval_trim(prepared, params=replace(params, identifier_units=0))
+    named = retrieval_trim(prepared, params=resolve_trim_params(threshold=0.99, window=0))
+    settings.RETRIEVAL_TRIM_IDENTIFIER_UNITS = 0
+    unnamed = retrieval_trim(prepared, params=resolve_trim_params(threshold=0.99, window=0))
     refunds = "Refunds are possible within 30 days of a charge; write to billing@example.com."
     assert not any(refunds in c.text for c in unnamed.chunks), "its cosine alone does not keep it"
     assert any(refunds in c.text for c in named.chunks)
