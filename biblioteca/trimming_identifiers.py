@@ -30,8 +30,12 @@ def identifier_units(
     out: list[set[int]] = [set() for _ in chunks]
     if not identifiers or limit <= 0:
         return out
+    held = [
+        (identifier_keys(c.heading) if c.heading else frozenset(), [identifier_keys(u) for u in c.units])
+        for c in chunks
+    ]
     for keys in identifiers:
-        holders = _holders(chunks, keys)
+        holders = _holders(held, keys)
         if len(holders) > limit:
             continue
         for c, i in holders:
@@ -50,14 +54,15 @@ def identifier_units(
     return out
 
 
-def _holders(chunks: Sequence[TrimInput], keys: frozenset[str]) -> list[tuple[int, int]]:
+def _holders(
+    held: Sequence[tuple[frozenset[str], list[frozenset[str]]]], keys: frozenset[str]
+) -> list[tuple[int, int]]:
+    """(chunk, unit) of every unit holding one of `keys`; unit HEADING_PATH for a chunk's heading path."""
     found: list[tuple[int, int]] = []
-    for c, chunk in enumerate(chunks):
-        if chunk.heading and not identifier_keys(chunk.heading).isdisjoint(keys):
+    for c, (heading, units) in enumerate(held):
+        if not heading.isdisjoint(keys):
             found.append((c, HEADING_PATH))
-        found.extend(
-            (c, i) for i, unit in enumerate(chunk.units) if not identifier_keys(unit).isdisjoint(keys)
-        )
+        found.extend((c, i) for i, unit in enumerate(units) if not unit.isdisjoint(keys))
     return found
 
 
