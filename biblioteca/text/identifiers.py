@@ -21,6 +21,7 @@ _SEGMENTS = re.compile(r"[.:/]+")
 _SEPARATORS = re.compile(r"[._:/\-]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _LOWER_CAMEL = re.compile(r"[a-z][a-z0-9]*[A-Z]")
+_JOINED = re.compile(r"\w[.:/_]+\w")
 _CODE = re.compile(r"`([^`\n]+)`")
 _MIN_KEY = 4
 
@@ -53,7 +54,7 @@ def _is_identifier(token: str, *, quoted: bool) -> bool:
     body = token.lstrip("-")
     if token.startswith("--"):
         return bool(body)
-    if re.search(r"\w[.:/_]+\w", body) or _LOWER_CAMEL.match(body):
+    if _JOINED.search(body) or _LOWER_CAMEL.match(body):
         return True
     return quoted and len(_parts(body)) > 1
 
