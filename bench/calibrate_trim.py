@@ -38,6 +38,7 @@ from biblioteca.ingest import directory_ingest  # noqa: E402
 from biblioteca.retrieval import resolve_trim_params, retrieval_prepare, stored_trim_inputs  # noqa: E402
 from biblioteca.search import RetrievedChunk  # noqa: E402
 from biblioteca.selectors import query_term_weights  # noqa: E402
+from biblioteca.text.identifiers import question_identifiers  # noqa: E402
 from biblioteca.text.tokens import count_tokens  # noqa: E402
 from biblioteca.trimming import TrimInput, TrimParams, trim_chunks  # noqa: E402
 
@@ -104,7 +105,13 @@ def evaluate(cases: list[Case], hit: Callable, params: TrimParams) -> tuple[floa
     """
     kept = hits = base_tokens = trim_tokens = 0
     for case in cases:
-        outs = trim_chunks(case.inputs, case.query_vector, params, case.query_terms)
+        outs = trim_chunks(
+            case.inputs,
+            case.query_vector,
+            params,
+            case.query_terms,
+            identifiers=question_identifiers(case.question),
+        )
         base_tokens += case.baseline_tokens
         for i, out in enumerate(outs):
             if out.dropped:
@@ -128,7 +135,13 @@ def exact_reduction(cases: list[Case], params: TrimParams) -> float:
     """The token cut of one setting with every trimmed context counted exactly with o200k_base."""
     base = trimmed = 0
     for case in cases:
-        outs = trim_chunks(case.inputs, case.query_vector, params, case.query_terms)
+        outs = trim_chunks(
+            case.inputs,
+            case.query_vector,
+            params,
+            case.query_terms,
+            identifiers=question_identifiers(case.question),
+        )
         base += case.baseline_tokens
         trimmed += sum(tokens(f"{c.doc_line}\n{o.text}") for c, o in zip(case.chunks, outs) if not o.dropped)
     return 100.0 * (1 - trimmed / max(base, 1))

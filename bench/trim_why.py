@@ -29,6 +29,7 @@ import docs_qa  # noqa: E402
 from django.test.utils import override_settings  # noqa: E402
 
 from biblioteca.retrieval import resolve_trim_params  # noqa: E402
+from biblioteca.text.identifiers import question_identifiers  # noqa: E402
 from biblioteca.trimming import TrimInput, TrimParams, lexical_evidence, trim_chunks  # noqa: E402
 
 KINDS = ("prose", "item", "field", "table", "heading", "code", "markup")
@@ -47,11 +48,18 @@ def unit_kind(chunk: TrimInput, i: int) -> str:
 def kept_sets(case: calibrate_trim.Case, params: TrimParams) -> tuple[list, list[set[int]], list[set[int]]]:
     """The trimmer's outputs, and per passage the sentences it keeps on their own score and with companions:
     the same trimming without the window (and without companions), so no rule is restated here."""
-    full = trim_chunks(case.inputs, case.query_vector, params, case.query_terms)
+    named = question_identifiers(case.question)
+    full = trim_chunks(case.inputs, case.query_vector, params, case.query_terms, identifiers=named)
     alone = trim_chunks(
-        case.inputs, case.query_vector, replace(params, window=0, companions=False), case.query_terms
+        case.inputs,
+        case.query_vector,
+        replace(params, window=0, companions=False),
+        case.query_terms,
+        identifiers=named,
     )
-    paired = trim_chunks(case.inputs, case.query_vector, replace(params, window=0), case.query_terms)
+    paired = trim_chunks(
+        case.inputs, case.query_vector, replace(params, window=0), case.query_terms, identifiers=named
+    )
     return full, [set(o.kept) for o in alone], [set(o.kept) for o in paired]
 
 

@@ -25,6 +25,7 @@ from biblioteca.passages import passage_sentences
 from biblioteca.retrieval_cache import retrieval_cache_get, retrieval_cache_key, retrieval_cache_put
 from biblioteca.search import RetrievedChunk, search
 from biblioteca.selectors import StoredSentences, query_term_weights, sentences_for_chunks
+from biblioteca.text.identifiers import question_identifiers
 from biblioteca.text.sentences import split_sentence_spans
 from biblioteca.text.tokens import count_tokens
 from biblioteca.trimming import TrimInput, TrimParams, trim_chunks
@@ -83,6 +84,7 @@ def resolve_trim_params(
         spread_factor=settings.RETRIEVAL_TRIM_SPREAD_FACTOR,
         companions=settings.RETRIEVAL_TRIM_COMPANIONS,
         trim_markup=settings.RETRIEVAL_TRIM_MARKUP,
+        identifier_units=settings.RETRIEVAL_TRIM_IDENTIFIER_UNITS,
     )
 
 
@@ -93,11 +95,13 @@ def trim_retrieved(
     params: TrimParams,
     stored: Mapping[int, StoredSentences] | None = None,
     query_terms: Mapping[str, float] | None = None,
+    identifiers: Sequence[frozenset[str]] = (),
 ) -> tuple[list[RetrievedChunk], int]:
     """Trimmed copies of `chunks` (dropped ones left out) and how many embedding calls the trimmer made.
 
     `stored` lets a caller that trims the same chunks many times (a calibration sweep) load them once;
-    `query_terms` are the question's weighted terms (`query_term_weights`) for the lexical evidence.
+    `query_terms` are the question's weighted terms (`query_term_weights`) for the lexical evidence;
+    `identifiers` the identifiers it names (`question_identifiers`), whose units are kept.
     """
     inputs = stored_trim_inputs(chunks, stored=stored)
     missing = [i for i, item in enumerate(inputs) if item is None]
@@ -114,7 +118,7 @@ def trim_retrieved(
             n = len(spans[i])
             inputs[i] = trim_input(chunks[i], spans[i], vectors[cursor : cursor + n])
             cursor += n
-    outputs = trim_chunks(inputs, query_vector, params, query_terms)
+    outputs = trim_chunks(inputs, query_vector, params, query_terms, identifiers=identifiers)
     trimmed = [
         replace(chunk, text=out.text, trimmed=out.text != chunk.original_text)
         for chunk, out in zip(chunks, outputs)
@@ -305,6 +309,7 @@ def retrieval_trim(
         params=params,
         stored=stored,
         query_terms=prepared.query_terms(params),
+        identifiers=question_identifiers(prepared.query),
     )
     trim_ms = (time.perf_counter() - started) * 1000
     return TrimmedRetrieval(

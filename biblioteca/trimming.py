@@ -32,7 +32,10 @@ Beyond it, query-level rules (all optional):
   list (and a lead-in ending with a colon with its items), a table row with the table's header row, a heading
   with the `Type:`/`Default:` lines under it;
 - `trim_markup`: bare markup (an HTML tag line, an admonition fence, an include directive) is not kept at the
-  edge of a kept run: a window should widen a run by words, not by `</div>`.
+  edge of a kept run: a window should widen a run by words, not by `</div>`;
+- `identifier_units`: the units holding an identifier the question names (`--assetsInlineLimit`,
+  `import.meta.hot.prune`) are kept, and a passage holding one is not dropped, when at most this many units hold
+  it across the passages (`biblioteca.trimming_identifiers`); 0 turns it off.
 
 Over 300 lines because the rules act on one selection and must be read together; a third of it is this list.
 """
@@ -47,6 +50,7 @@ from functools import cached_property, lru_cache
 import numpy as np
 
 from biblioteca.text.lexical import terms
+from biblioteca.trimming_identifiers import identifier_units
 
 ELISION = " [...] "
 
@@ -67,6 +71,7 @@ class TrimParams:
     spread_factor: float | None = None
     companions: bool = False
     trim_markup: bool = False
+    identifier_units: int = 6
 
     def __post_init__(self) -> None:
         if not -1.0 <= self.threshold <= 1.0:
@@ -79,6 +84,8 @@ class TrimParams:
             raise ValueError("lexical_weight must be >= 0")
         if self.spread_factor is not None and self.spread_factor <= 0:
             raise ValueError("spread_factor must be > 0")
+        if self.identifier_units < 0:
+            raise ValueError("identifier_units must be >= 0")
         for name in ("drop_score_margin", "passage_margin", "passage_spread", "window_spread"):
             if getattr(self, name) is not None and getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0")
@@ -355,11 +362,15 @@ def trim_chunks(
     query_vector: np.ndarray,
     params: TrimParams,
     query_terms: Mapping[str, float] | None = None,
+    *,
+    identifiers: Sequence[frozenset[str]] = (),
 ) -> list[TrimOutput]:
     """Trim each chunk for the query; a dropped chunk is flagged, never returned empty.
 
-    `query_terms` (stem -> rarity weight) feed the lexical evidence when `params.lexical_weight` is set.
+    `query_terms` (stem -> rarity weight) feed the lexical evidence when `params.lexical_weight` is set;
+    `identifiers` (`question_identifiers`) are the question's identifiers, each as its keys.
     """
+    named = identifier_units(chunks, identifiers, limit=params.identifier_units, companions=params.companions)
     cosines = [c.scores(query_vector) for c in chunks]
     scores = cosines
     if params.lexical_weight and query_terms:
@@ -393,7 +404,10 @@ def trim_chunks(
             drop_score_margin=params.drop_score_margin,
             threshold=params.threshold,
         ):
-            out.append(TrimOutput("", (), dropped=True))
+            if named[rank]:
+                out.append(_named_only(chunk, named[rank], params.trim_markup))
+            else:
+                out.append(TrimOutput("", (), dropped=True))
             continue
         chunk_floor = floor
         best = float(chunk_scores.max())
@@ -413,6 +427,8 @@ def trim_chunks(
             companions=chunk.companions if params.companions else None,
             window_floor=None if params.window_spread is None else best - params.window_spread * spread,
         )
+        if named[rank]:
+            keep = sorted(named[rank].union(keep))
         if params.trim_markup:
             keep = without_markup_edges(keep, chunk.markup)
         if len(keep) >= n:
@@ -438,3 +454,13 @@ def _hopeless(
     if drop_margin is not None and best_cosine < overall_cosine - drop_margin:
         return True
     return drop_score_margin is not None and best_score < overall - drop_score_margin
+
+
+def _named_only(chunk: TrimInput, keep: set[int], trim_markup: bool) -> TrimOutput:
+    """A passage the drop rule would leave out, cut down to the units that hold what the question names."""
+    kept = sorted(keep)
+    if trim_markup:
+        kept = without_markup_edges(kept, chunk.markup)
+    if len(kept) >= len(chunk.spans):
+        return TrimOutput(chunk.text, tuple(kept))
+    return TrimOutput(join_runs(chunk.text, chunk.spans, kept), tuple(kept))

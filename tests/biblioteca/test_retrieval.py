@@ -152,3 +152,15 @@ def test_a_trimmed_retrieval_reads_the_sentences_with_the_neighbours_and_trims_a
         query_terms=trim_terms(QUESTION, params=params, filters=filters, chunks=chunks),
     )
     assert [c.text for c in result.chunks] == [c.text for c in from_vectors]
+
+
+def test_trimming_keeps_the_unit_holding_an_identifier_the_question_names(library, seed_trimming, settings):
+    question = "When are invoices sent? Is billing@example.com the billing contact?"
+    prepared = retrieval_prepare(question, top_k=3, filters={"app": library, "source_type": "en"})
+    named = retrieval_trim(prepared, params=resolve_trim_params(threshold=0.99, window=0))
+    settings.RETRIEVAL_TRIM_IDENTIFIER_UNITS = 0
+    unnamed = retrieval_trim(prepared, params=resolve_trim_params(threshold=0.99, window=0))
+    refunds = "Refunds are possible within 30 days of a charge; write to billing@example.com."
+    assert not any(refunds in c.text for c in unnamed.chunks), "its cosine alone does not keep it"
+    assert any(refunds in c.text for c in named.chunks)
+    assert named.chunks[0].text.startswith("Invoices are sent on the first day of each month")

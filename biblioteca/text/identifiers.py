@@ -1,0 +1,85 @@
+"""The identifiers a question names (`--assetsInlineLimit`, `import.meta.hot.prune`, `build.assetsInlineLimit`,
+`DATABASE_URL`) and the keys by which a passage's unit is found to hold them.
+
+Pure Python, no Django. A key is an identifier's parts joined and lower-cased, accents folded, so spellings
+meet: `build.assetsInlineLimit` and `--assetsInlineLimit` share `assetsinlinelimit`; `import.meta.hot.prune`
+and a heading `hot.prune(cb)` share `hotprune`. A question's side is strict (a dotted, underscored, lower-camel
+or `--` token, or anything in backticks with two parts or more): hyphenated words and product names
+(`server-side`, `JavaScript`) are not identifiers. A unit's side gives every multi-part token's keys, so that a
+unit holds a question's identifier whichever way it spells it.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from biblioteca.text.lexical import fold
+
+_TOKEN = re.compile(r"(?<![\w-])(?:--)?\w+(?:(?:[.:/]{1,3}|-{1,2})\w+)*")
+_SEGMENTS = re.compile(r"[.:/]+")
+_SEPARATORS = re.compile(r"[._:/\-]+")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_LOWER_CAMEL = re.compile(r"[a-z][a-z0-9]*[A-Z]")
+_JOINED = re.compile(r"\w[.:/_]+\w")
+_CODE = re.compile(r"`([^`\n]+)`")
+_MIN_KEY = 4
+
+
+def _parts(segment: str) -> list[str]:
+    return [p.lower() for piece in _SEPARATORS.split(segment) for p in _CAMEL.split(piece) if p]
+
+
+def _keys(token: str, *, runs: bool) -> set[str]:
+    """`token`'s whole, its runs of dotted segments and its multi-part segments' wholes: every one when `runs`
+    (a unit's side), else those ending the token (a question's `import.meta.hot.prune` is found in `hot.prune`,
+    not in `import.meta`; its `optimizeDeps.exclude` in `exclude`'s option, not in every `optimizeDeps`)."""
+    body = token.lstrip("-")
+    segments = [_parts(s) for s in _SEGMENTS.split(body) if s]
+    segments = [s for s in segments if s]
+    out: set[str] = set()
+    if token.startswith("--") and segments:
+        out.add("--" + "".join(p for s in segments for p in s))
+    for start in range(len(segments) - 1):
+        ends = range(start + 2, len(segments) + 1) if runs else [len(segments)]
+        out.update("".join(p for s in segments[start:end] for p in s) for end in ends)
+    named = segments if runs else segments[-1:]
+    out.update("".join(s) for s in named if len(s) > 1)
+    return {
+        k for k in out if len(k.lstrip("-")) >= (2 if k.startswith("--") else _MIN_KEY) and not k.isdigit()
+    }
+
+
+def _is_identifier(token: str, *, quoted: bool) -> bool:
+    body = token.lstrip("-")
+    if token.startswith("--"):
+        return bool(body)
+    if _JOINED.search(body) or _LOWER_CAMEL.match(body):
+        return True
+    return quoted and len(_parts(body)) > 1
+
+
+@lru_cache(maxsize=4096)
+def question_identifiers(question: str) -> tuple[frozenset[str], ...]:
+    """Each identifier the question names, as its set of keys; in the order they come."""
+    text = fold(question)
+    spans = [(m.start(1), m.end(1)) for m in _CODE.finditer(text)]
+    out: dict[frozenset[str], None] = {}
+    for match in _TOKEN.finditer(text):
+        token = match.group()
+        if _is_identifier(token, quoted=any(a <= match.start() < b for a, b in spans)):
+            keys = frozenset(_keys(token, runs=False))
+            if keys:
+                out[keys] = None
+    return tuple(out)
+
+
+@lru_cache(maxsize=50_000)
+def identifier_keys(text: str) -> frozenset[str]:
+    """Every key of every multi-part token (and `--flag`) in a passage's unit."""
+    out: set[str] = set()
+    for match in _TOKEN.finditer(fold(text)):
+        token = match.group()
+        if token.startswith("--") or _SEPARATORS.search(token) or _CAMEL.search(token):
+            out.update(_keys(token, runs=True))
+    return frozenset(out)

@@ -1,0 +1,76 @@
+"""Trimming never loses what a question names: the units of the retrieved passages that hold one of the
+question's identifiers (`--assetsInlineLimit`, `import.meta.hot.prune`) are kept, whatever their cosines.
+
+Documentation answers such a question in a table row, a `Default:` line or the sentence under an API heading:
+short units that embed poorly, in passages whose best cosine may sit below the others'. Only rare identifiers
+count (held by at most `limit` units across the passages), so a question naming `import.meta.env`, which half
+the lines of a page hold, trims as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from biblioteca.text.identifiers import identifier_keys
+
+if TYPE_CHECKING:
+    from biblioteca.trimming import TrimInput
+
+HEADING_PATH = -1
+
+
+def identifier_units(
+    chunks: Sequence[TrimInput], identifiers: Sequence[frozenset[str]], *, limit: int, companions: bool
+) -> list[set[int]]:
+    """Per chunk, the units to keep for the question's rare identifiers: each unit holding one; under a heading
+    holding one (a heading unit, or the chunk's heading path for the units before its first heading) the first
+    unit with words, where a reference states what the identifier is; with `companions`, theirs (a row's header
+    row, a field's heading and siblings)."""
+    out: list[set[int]] = [set() for _ in chunks]
+    if not identifiers or limit <= 0:
+        return out
+    held = [
+        (identifier_keys(c.heading) if c.heading else frozenset(), [identifier_keys(u) for u in c.units])
+        for c in chunks
+    ]
+    for keys in identifiers:
+        holders = _holders(held, keys)
+        if len(holders) > limit:
+            continue
+        for c, i in holders:
+            chunk = chunks[c]
+            if i == HEADING_PATH or chunk.shapes[i] == "heading":
+                if i != HEADING_PATH:
+                    out[c].add(i)
+                first = _first_words(chunk, i + 1)
+                if first is not None:
+                    out[c].add(first)
+            else:
+                out[c].add(i)
+    if companions:
+        for chunk, kept in zip(chunks, out):
+            kept.update(j for i in list(kept) for j in chunk.companions[i])
+    return out
+
+
+def _holders(
+    held: Sequence[tuple[frozenset[str], list[frozenset[str]]]], keys: frozenset[str]
+) -> list[tuple[int, int]]:
+    """(chunk, unit) of every unit holding one of `keys`; unit HEADING_PATH for a chunk's heading path."""
+    found: list[tuple[int, int]] = []
+    for c, (heading, units) in enumerate(held):
+        if not heading.isdisjoint(keys):
+            found.append((c, HEADING_PATH))
+        found.extend((c, i) for i, unit in enumerate(units) if not unit.isdisjoint(keys))
+    return found
+
+
+def _first_words(chunk: TrimInput, start: int) -> int | None:
+    """The first unit from `start` that is neither markup nor a heading, unless a heading comes first."""
+    for j in range(start, len(chunk.units)):
+        if chunk.shapes[j] == "heading":
+            return None
+        if not chunk.markup[j]:
+            return j
+    return None

@@ -1,0 +1,210 @@
+"""Trimming keeps what a question names (hand-made vectors, so each cosine is known): a passage holding the
+question's identifier is not dropped and keeps the unit holding it (a table row, with the header row), and a
+heading naming it keeps the first sentence under it."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from biblioteca.text.identifiers import question_identifiers
+from biblioteca.trimming import ELISION, TrimInput, TrimParams, trim_chunks
+from biblioteca.trimming_identifiers import identifier_units
+
+QUERY = np.array([1.0, 0.0], dtype=np.float32)
+# Today's defaults where they matter here: a far threshold, a cosine drop margin, companions, markup trimmed.
+PARAMS = TrimParams(
+    threshold=0.95,
+    window=1,
+    relative_margin=0.2,
+    drop_margin=0.025,
+    passage_margin=0.09,
+    passage_spread=0.9,
+    window_spread=0.6,
+    companions=True,
+    trim_markup=True,
+)
+
+
+def passage(units: list[str], scores: list[float], *, heading: str = "", language: str = "en") -> TrimInput:
+    """Units joined by new lines; a heading unit has no vector of its own (its score is 0, as stored)."""
+    text = "\n".join(units)
+    spans, cursor = [], 0
+    for unit in units:
+        start = text.index(unit, cursor)
+        spans.append((start, start + len(unit)))
+        cursor = start + len(unit)
+    vectors = [[s, float(np.sqrt(max(0.0, 1 - s * s)))] for s in scores]
+    return TrimInput(text, spans, np.asarray(vectors, dtype=np.float32), language=language, heading=heading)
+
+
+def trim(chunks: list[TrimInput], question: str, params: TrimParams = PARAMS):
+    return trim_chunks(chunks, QUERY, params, identifiers=question_identifiers(question))
+
+
+BEST_EN = passage(
+    ["Assets under the limit are inlined as base64.", "Larger ones are emitted as files.", "See the guide."],
+    [0.90, 0.88, 0.70],
+)
+CLI_EN = passage(
+    [
+        "#### Options",
+        "| Option | Description |",
+        "|---|---|",
+        "| `--outDir <dir>` | Output directory (default: `dist`) |",
+        "| `--assetsInlineLimit <number>` | Inline threshold in bytes (default: `4096`) |",
+        "| `-w, --watch` | Rebuild when files change |",
+        "| `--base <path>` | Public base path (default: `/`) |",
+    ],
+    [0.0, 0.80, 0.80, 0.81, 0.84, 0.80, 0.81],
+)
+BEST_ES = passage(
+    ["Los recursos bajo el límite se incrustan en base64.", "Los mayores se emiten como archivos."],
+    [0.90, 0.88],
+    language="es",
+)
+CLI_ES = passage(
+    [
+        "| Opción | Descripción |",
+        "|---|---|",
+        "| `--outDir <dir>` | Carpeta de salida (por defecto: `dist`) |",
+        "| `--limiteEnLinea <número>` | Umbral de incrustación en bytes (por defecto: `4096`) |",
+        "| `--base <ruta>` | Ruta base pública (por defecto: `/`) |",
+    ],
+    [0.80, 0.80, 0.81, 0.84, 0.81],
+    language="es",
+)
+
+
+@pytest.mark.parametrize(
+    ("best", "table", "question", "row", "header"),
+    [
+        (
+            BEST_EN,
+            CLI_EN,
+            "What's the default for the --assetsInlineLimit flag of vite build?",
+            "| `--assetsInlineLimit <number>` | Inline threshold in bytes (default: `4096`) |",
+            "| Option | Description |",
+        ),
+        (
+            BEST_ES,
+            CLI_ES,
+            "¿Qué valor tiene por defecto la opción --limiteEnLinea al compilar?",
+            "| `--limiteEnLinea <número>` | Umbral de incrustación en bytes (por defecto: `4096`) |",
+            "| Opción | Descripción |",
+        ),
+    ],
+)
+def test_a_passage_holding_the_questions_flag_keeps_its_row_and_header_instead_of_being_dropped(
+    best, table, question, row, header
+):
+    assert trim([best, table], "What is the default inline threshold?")[1].dropped, "dropped on cosines alone"
+    first, second = trim([best, table], question)
+    assert first.text == trim([best, table], "What is the default inline threshold?")[0].text
+    assert not second.dropped
+    assert second.text == header + ELISION + row
+
+
+HMR_EN = passage(
+    [
+        "## `hot.accept(cb)`",
+        "A module accepts its own updates with this callback.",
+        "```js\nimport.meta.hot.accept(() => {})\n```",
+        "## `hot.prune(cb)`",
+        "Register a callback that runs when the module is no longer imported on the page.",
+        "Compared to `hot.dispose`, it suits code that cleans up its own side effects.",
+        "```js\nimport.meta.hot.prune(() => cleanUp())\n```",
+        "## `hot.data`",
+        "The data object persists across instances of a module.",
+    ],
+    [0.0, 0.84, 0.86, 0.0, 0.79, 0.82, 0.88, 0.0, 0.85],
+    heading="# HMR API",
+)
+HMR_ES = passage(
+    [
+        "## `hot.accept(cb)`",
+        "Un módulo acepta sus propias actualizaciones con este callback.",
+        "## `hot.prune(cb)`",
+        "Registra un callback que se ejecuta cuando la página deja de importar el módulo.",
+        "Frente a `hot.dispose`, sirve al código que limpia sus propios efectos.",
+        "```js\nimport.meta.hot.prune(() => limpiar())\n```",
+        "## `hot.data`",
+        "El objeto de datos persiste entre instancias de un módulo.",
+    ],
+    [0.0, 0.84, 0.0, 0.78, 0.82, 0.88, 0.0, 0.85],
+    heading="# API de HMR",
+    language="es",
+)
+
+
+@pytest.mark.parametrize(
+    ("chunk", "question", "heading", "sentence"),
+    [
+        (
+            HMR_EN,
+            "What is import.meta.hot.prune used for?",
+            "## `hot.prune(cb)`",
+            "Register a callback that runs when the module is no longer imported on the page.",
+        ),
+        (
+            HMR_ES,
+            "¿Para qué sirve import.meta.hot.prune?",
+            "## `hot.prune(cb)`",
+            "Registra un callback que se ejecuta cuando la página deja de importar el módulo.",
+        ),
+    ],
+)
+def test_a_heading_naming_the_identifier_keeps_the_first_sentence_under_it(
+    chunk, question, heading, sentence
+):
+    params = replace(PARAMS, relative_margin=0.05)
+    (plain,) = trim_chunks([chunk], QUERY, params)
+    assert sentence not in plain.text, "without the rule the heading's sentence is cut"
+    (out,) = trim([chunk], question, params)
+    assert f"{heading}\n{sentence}" in out.text
+    assert set(plain.kept) < set(out.kept), "the rule only adds to what the scores keep"
+
+
+def test_a_passage_under_a_heading_naming_the_identifier_keeps_its_first_sentence():
+    chunk = passage(
+        ["Register a callback run when the module is no longer imported.", "Other words.", "More words."],
+        [0.70, 0.90, 0.80],
+        heading="# HMR API ## `hot.prune(cb)`",
+    )
+    params = replace(PARAMS, window=0, relative_margin=0.05)
+    assert trim_chunks([chunk], QUERY, params)[0].text == "Other words."
+    assert trim([chunk], "What does import.meta.hot.prune do?", params)[0].text == (
+        "Register a callback run when the module is no longer imported.\nOther words."
+    )
+
+
+def test_an_identifier_held_by_many_units_is_not_rare_and_changes_nothing():
+    lines = [f"Use `import.meta.env` for setting {i}." for i in range(8)]
+    best = passage(["The answer sits here.", *lines], [0.90] + [0.70] * 8)
+    later = passage(["`import.meta.env` again.", "Filler."], [0.70, 0.60])
+    question = "What does import.meta.env hold?"
+    plain = trim_chunks([best, later], QUERY, PARAMS)
+    assert [o.text for o in trim([best, later], question)] == [o.text for o in plain]
+    assert (
+        trim([best, later], question, replace(PARAMS, identifier_units=20))[1].text
+        == "`import.meta.env` again."
+    )
+
+
+def test_no_identifier_no_change_and_zero_turns_the_rule_off():
+    question = "What's the default for the --assetsInlineLimit flag?"
+    assert trim([BEST_EN, CLI_EN], question, replace(PARAMS, identifier_units=0))[1].dropped
+    assert identifier_units([BEST_EN, CLI_EN], (), limit=6, companions=True) == [set(), set()]
+
+
+def test_identifier_units_reports_holders_with_their_companions():
+    (keys,) = question_identifiers("--assetsInlineLimit?")
+    assert identifier_units([BEST_EN, CLI_EN], (keys,), limit=6, companions=True) == [set(), {1, 2, 4}]
+    assert identifier_units([BEST_EN, CLI_EN], (keys,), limit=6, companions=False) == [set(), {4}]
+
+
+def test_identifier_units_must_not_be_negative():
+    with pytest.raises(ValueError, match="identifier_units"):
+        TrimParams(threshold=0.5, identifier_units=-1)
