@@ -83,6 +83,7 @@ def resolve_trim_params(
         spread_factor=settings.RETRIEVAL_TRIM_SPREAD_FACTOR,
         companions=settings.RETRIEVAL_TRIM_COMPANIONS,
         trim_markup=settings.RETRIEVAL_TRIM_MARKUP,
+        earlier_sections=settings.RETRIEVAL_TRIM_EARLIER_SECTIONS,
     )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from django.db import connection
-from django.test.utils import CaptureQueriesContext
+from django.test.utils import CaptureQueriesContext, override_settings
 
 from biblioteca.embeddings import get_embedder
 from biblioteca.models import Sentence
@@ -152,3 +152,9 @@ def test_a_trimmed_retrieval_reads_the_sentences_with_the_neighbours_and_trims_a
         query_terms=trim_terms(QUESTION, params=params, filters=filters, chunks=chunks),
     )
     assert [c.text for c in result.chunks] == [c.text for c in from_vectors]
+
+
+def test_the_earlier_sections_rule_follows_its_setting():
+    assert resolve_trim_params().earlier_sections
+    with override_settings(RETRIEVAL_TRIM_EARLIER_SECTIONS=False):
+        assert not resolve_trim_params().earlier_sections
