@@ -169,8 +169,9 @@ def select_sentences(
     companions: Sequence[Sequence[int]] | None = None,
     window_floor: float | None = None,
 ) -> list[int]:
-    """Indices to keep, ascending: above the threshold (or the floor, one for all or one per sentence), topped up to the minimum, widened by the
-    window (around those at `window_floor` or above, when given) and by each kept sentence's companions."""
+    """Indices to keep, ascending: above the threshold (or the floor, one for all or one per sentence), topped up
+    to the minimum, widened by the window (around those at `window_floor` or above, when given) and by each kept
+    sentence's companions."""
     n = len(scores)
     if n == 0:
         return []
