@@ -190,6 +190,19 @@ def grid() -> dict[str, list[TrimParams]]:
             companions=[True],
             trim_markup=[True],
         ),
+        "+ the sections before each passage's match cut harder": product(
+            threshold=[0.90],
+            window=[1],
+            relative_margin=[0.15, 0.17, 0.20],
+            drop_margin=[0.02, 0.025],
+            passage_margin=[0.09],
+            passage_spread=[0.6, 0.7, 0.8, 0.9],
+            window_spread=[0.4, 0.5, 0.6],
+            lexical_weight=[0.2],
+            companions=[True],
+            trim_markup=[True],
+            earlier_sections=[True],
+        ),
         "+ spread-adaptive margins": product(
             threshold=[0.90],
             window=[1],
@@ -213,6 +226,7 @@ def print_curves(sets: dict[str, tuple[list[Case], Callable]]) -> None:
         "passage margin": [("passage_margin", m) for m in (None, 0.06, 0.08, 0.09, 0.10, 0.12)],
         "passage spread": [("passage_spread", f) for f in (None, 0.4, 0.5, 0.7, 0.8, 0.9, 1.0, 1.2)],
         "window spread": [("window_spread", f) for f in (None, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1.0)],
+        "earlier sections": [("earlier_sections", on) for on in (False, True)],
     }
     for title, points in curves.items():
         print(f"\n| {title} | " + " | ".join(f"{name} retention / cut" for name in sets) + " |")
@@ -220,7 +234,7 @@ def print_curves(sets: dict[str, tuple[list[Case], Callable]]) -> None:
         for field, value in points:
             params = TrimParams(**{**asdict(base), field: value})
             cells = [evaluate(cases, hit, params) for cases, hit in sets.values()]
-            label = "off" if value is None else f"{value:g}"
+            label = "off" if value in (None, False) else "on" if value is True else f"{value:g}"
             print(f"| {label} | " + " | ".join(f"{k:.1f}% / {c:.1f}%" for k, c in cells) + " |")
 
 

@@ -85,6 +85,7 @@ def resolve_trim_params(
         companions=settings.RETRIEVAL_TRIM_COMPANIONS,
         trim_markup=settings.RETRIEVAL_TRIM_MARKUP,
         identifier_units=settings.RETRIEVAL_TRIM_IDENTIFIER_UNITS,
+        earlier_sections=settings.RETRIEVAL_TRIM_EARLIER_SECTIONS,
     )
 
 

@@ -31,6 +31,12 @@ Beyond it, query-level rules (all optional):
 - `companions`: units that belong together are kept together: a list item with the sentence that leads into its
   list (and a lead-in ending with a colon with its items), a table row with the table's header row, a heading
   with the `Type:`/`Default:` lines under it;
+- `earlier_sections`: a passage grown to its neighbours brings the sections that lead up to its match. In the
+  first passage, the sections before the one holding its best score are trimmed like a supporting passage
+  (`passage_margin`); the matching section and those after it keep the query-wide margin, since a question in
+  other words than the docs finds its fix after the lines that describe its problem. In a supporting passage,
+  the sections before its best keep no sentence on its own score (the threshold aside), only the window and
+  companions of the sentences kept after them. Needs `passage_margin`;
 - `trim_markup`: bare markup (an HTML tag line, an admonition fence, an include directive) is not kept at the
   edge of a kept run: a window should widen a run by words, not by `</div>`;
 - `identifier_units`: the units holding an identifier the question names (`--assetsInlineLimit`,
@@ -72,6 +78,7 @@ class TrimParams:
     companions: bool = False
     trim_markup: bool = False
     identifier_units: int = 6
+    earlier_sections: bool = False
 
     def __post_init__(self) -> None:
         if not -1.0 <= self.threshold <= 1.0:
@@ -133,6 +140,10 @@ class TrimInput:
     def companions(self) -> tuple[tuple[int, ...], ...]:
         return self._units.companions
 
+    @property
+    def sections(self) -> np.ndarray:
+        return self._units.sections
+
     def spread(self, scores: np.ndarray) -> float:
         """The passage's best score minus the median of its scored units (a put-back heading has no vector)."""
         scored = np.sort(scores[self._units.scored])  # np.median's own checks cost more than the sort
@@ -161,16 +172,17 @@ def select_sentences(
     threshold: float,
     min_sentences: int,
     window: int,
-    floor: float | None = None,
+    floor: float | np.ndarray | None = None,
     companions: Sequence[Sequence[int]] | None = None,
     window_floor: float | None = None,
 ) -> list[int]:
-    """Indices to keep, ascending: above the threshold (or the floor), topped up to the minimum, widened by the
-    window (around those at `window_floor` or above, when given) and by each kept sentence's companions."""
+    """Indices to keep, ascending: above the threshold (or the floor, one for all or one per sentence), topped up
+    to the minimum, widened by the window (around those at `window_floor` or above, when given) and by each kept
+    sentence's companions."""
     n = len(scores)
     if n == 0:
         return []
-    cut = threshold if floor is None else min(threshold, floor)
+    cut = threshold if floor is None else np.minimum(threshold, floor)
     core = set(np.flatnonzero(scores >= cut).tolist())
     if len(core) < min_sentences:
         for i in np.argsort(-scores, kind="stable").tolist():
@@ -299,6 +311,11 @@ class PassageUnits:
         return tuple(is_markup(u) for u in self.units)
 
     @cached_property
+    def sections(self) -> np.ndarray:
+        """Per unit, how many headings open at or before it: units with the same number share a section."""
+        return np.cumsum(np.array([shape == "heading" for shape in self.shapes], dtype=np.intp))
+
+    @cached_property
     def scored(self) -> np.ndarray:
         """Indices of the units with a vector of their own: every one but the headings."""
         return np.array([i for i, shape in enumerate(self.shapes) if shape != "heading"], dtype=np.intp)
@@ -413,11 +430,21 @@ def trim_chunks(
         best = float(chunk_scores.max())
         spreads = params.passage_spread is not None or params.window_spread is not None
         spread = chunk.spread(chunk_scores) if spreads else 0.0
-        if rank > 0 and params.passage_margin is not None:
+        if params.passage_margin is not None and (rank > 0 or params.earlier_sections):
             margin = params.passage_margin
             if params.passage_spread is not None:
                 margin = min(margin, params.passage_spread * spread)
-            chunk_floor = best - margin if chunk_floor is None else max(chunk_floor, best - margin)
+            supporting = best - margin if chunk_floor is None else max(chunk_floor, best - margin)
+            if not params.earlier_sections:
+                chunk_floor = supporting
+            elif rank > 0:
+                chunk_floor = earlier_sections_floor(
+                    chunk.sections, chunk_scores, later=supporting, earlier=None
+                )
+            else:
+                chunk_floor = earlier_sections_floor(
+                    chunk.sections, chunk_scores, later=floor, earlier=supporting
+                )
         keep = select_sentences(
             chunk_scores,
             threshold=params.threshold,
@@ -436,6 +463,20 @@ def trim_chunks(
         else:
             out.append(TrimOutput(join_runs(chunk.text, chunk.spans, keep), tuple(keep)))
     return out
+
+
+def earlier_sections_floor(
+    sections: np.ndarray, scores: np.ndarray, *, later: float | None, earlier: float | None
+) -> float | np.ndarray | None:
+    """Per sentence, the floor `later` from the section holding the passage's best score on, `earlier` in the
+    sections before it (None: only the threshold). A passage grown to its neighbours brings sections that lead
+    up to the match; the answer sits in the matching section or after it (a problem, then its fix)."""
+    home = sections[int(np.argmax(scores))]
+    if home == sections[0]:
+        return later
+    return np.where(
+        sections >= home, np.inf if later is None else later, np.inf if earlier is None else earlier
+    )
 
 
 def _hopeless(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from django.db import connection
-from django.test.utils import CaptureQueriesContext
+from django.test.utils import CaptureQueriesContext, override_settings
 
 from biblioteca.embeddings import get_embedder
 from biblioteca.models import Sentence
@@ -164,3 +164,9 @@ def test_trimming_keeps_the_unit_holding_an_identifier_the_question_names(librar
     assert not any(refunds in c.text for c in unnamed.chunks), "its cosine alone does not keep it"
     assert any(refunds in c.text for c in named.chunks)
     assert named.chunks[0].text.startswith("Invoices are sent on the first day of each month")
+
+
+def test_the_earlier_sections_rule_follows_its_setting():
+    assert resolve_trim_params().earlier_sections
+    with override_settings(RETRIEVAL_TRIM_EARLIER_SECTIONS=False):
+        assert not resolve_trim_params().earlier_sections

@@ -10,6 +10,7 @@ import pytest
 from biblioteca.trimming import (
     TrimInput,
     TrimParams,
+    earlier_sections_floor,
     is_markup,
     join_runs,
     lexical_evidence,
@@ -393,3 +394,53 @@ def test_a_passage_read_again_under_other_spans_or_language_gets_its_own_units()
     assert fewer.units == ("## Port", "The port. </div>") and fewer.markup == (False, False)
     assert spanish.unit_terms is not whole.unit_terms
     assert whole.companions == tuple(unit_companions(whole.units))
+
+
+def test_the_first_passage_cuts_the_sections_before_its_match_like_a_supporting_passage():
+    first = chunk(
+        ["## Setup", "P0.", "P1.", "## Fix", "F0.", "F1.", "## Next", "N0."],
+        [0.0, 0.91, 0.80, 0.0, 0.95, 0.80, 0.0, 0.78],
+        sep="\n",
+    )
+    params = TrimParams(threshold=0.99, window=0, relative_margin=0.2, passage_margin=0.06)
+    assert trim_chunks([first], QUERY, params)[0].text == "P0.\nP1. [...] F0.\nF1. [...] N0."
+    # before the matching section, only lines within 0.06 of the best (0.95); from it on, the query-wide 0.2
+    sections = replace(params, earlier_sections=True)
+    assert trim_chunks([first], QUERY, sections)[0].text == "P0. [...] F0.\nF1. [...] N0."
+    # without a passage margin there is no supporting passage's bar to borrow: the rule does nothing
+    assert trim_chunks([first], QUERY, replace(sections, passage_margin=None))[0].text == (
+        trim_chunks([first], QUERY, params)[0].text
+    )
+
+
+def test_a_supporting_passage_keeps_nothing_of_its_own_before_its_match_but_the_threshold_and_the_window():
+    first = chunk(["S0."], [0.95])
+    later = chunk(["E0.", "E1.", "E2.", "## Match", "M0.", "M1."], [0.965, 0.93, 0.94, 0.0, 0.98, 0.93])
+    params = TrimParams(threshold=0.96, window=0, passage_margin=0.06)
+    assert trim_chunks([first, later], QUERY, params)[1].text == "E0. E1. E2. [...] M0. M1."
+    sections = replace(params, earlier_sections=True)
+    # E0 reaches the threshold, which holds everywhere; E1 and E2 were kept only by the passage margin
+    assert trim_chunks([first, later], QUERY, sections)[1].text == "E0. [...] M0. M1."
+    # a window still reaches back across the heading
+    wider = replace(sections, window=2, threshold=0.99)
+    assert trim_chunks([first, later], QUERY, wider)[1].text == "E2. ## Match M0. M1."
+
+
+def test_a_passage_whose_best_sits_in_its_first_section_is_trimmed_as_before():
+    first = chunk(["S0.", "S1.", "## Later", "L0.", "L1."], [0.95, 0.70, 0.0, 0.80, 0.60], sep="\n")
+    params = TrimParams(threshold=0.99, window=0, relative_margin=0.2, passage_margin=0.06)
+    assert (
+        trim_chunks([first], QUERY, replace(params, earlier_sections=True))[0].text
+        == trim_chunks([first], QUERY, params)[0].text
+        == "S0. [...] L0."
+    )
+
+
+def test_earlier_sections_floor_gives_each_sentence_its_sections_bar():
+    sections = np.array([0, 0, 1, 1, 2])
+    scores = np.array([0.5, 0.6, 0.0, 0.9, 0.7])
+    floors = earlier_sections_floor(sections, scores, later=0.7, earlier=0.85)
+    assert floors.tolist() == [0.85, 0.85, 0.7, 0.7, 0.7]
+    # no bar (None) means only the threshold: an infinite floor, which the threshold caps
+    assert earlier_sections_floor(sections, scores, later=None, earlier=None).tolist() == [np.inf] * 5
+    assert earlier_sections_floor(np.array([0, 0]), np.array([0.9, 0.1]), later=0.7, earlier=0.85) == 0.7
