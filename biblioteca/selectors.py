@@ -19,7 +19,7 @@ from pgvector.django import CosineDistance
 
 from biblioteca.models import Chunk, Document, LibraryGeneration, Sentence
 from biblioteca.passages import Piece
-from biblioteca.text.lexical import lexical_text
+from biblioteca.text.question_words import question_text
 from biblioteca.vector_session import vector_search_session
 from config.replicas import read_connection, replica_reads
 
@@ -245,7 +245,7 @@ def _terms_sql(sql: str, *, app: str | None, source_type: str | None, **names: s
 
 def _terms_values(*, text: str, app: str | None, source_type: str | None, params: HybridParams) -> dict:
     return {
-        "text": lexical_text(text),
+        "text": question_text(text),
         "app": app,
         "source_type": source_type,
         "max_df": params.max_df,

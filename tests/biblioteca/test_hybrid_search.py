@@ -293,6 +293,23 @@ def test_the_full_text_side_reads_the_chunks_own_scope(hybrid_library):
     assert sql.count("JOIN biblioteca_document") == 1  # the final `top_k` only
 
 
+def test_conversational_words_in_a_question_carry_no_weight_even_when_a_page_holds_them(hybrid_library):
+    """`still` (cooking.md) and `nadie` (sin-tildes.md) are rare in the app, so they would outweigh the words the
+    question is about; they are the user's phrasing, not the docs' vocabulary."""
+    english = query_term_weights(text="Why is the sauce still hot?", app=APP)
+    assert "still" not in english and english["sauc"] > 0
+    spanish = query_term_weights(text="¿Nadie actualiza el catálogo?", app=APP)
+    assert "nadi" not in spanish and "nadie" not in spanish and spanish["catalog"] > 0
+    fused = chunk_search(
+        query_vector=vector_of("Will it snow in the mountains tomorrow?"),
+        top_k=3,
+        app=APP,
+        query_text="I still want it, nadie",
+        hybrid=LEXICAL_ONLY,
+    )
+    assert [c.lexical_rank for c in fused] == [None, None, None]
+
+
 def test_a_small_app_keeps_the_words_several_of_its_pages_share():
     for i, topic in enumerate(("monthly", "yearly", "refunded")):
         document_ingest(
