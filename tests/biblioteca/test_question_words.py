@@ -39,6 +39,14 @@ def test_words_documentation_uses_are_not_filler():
         assert question_text(word) == word
 
 
+def test_negations_and_frequency_are_meaning_not_filler():
+    """`the shutdown code never runs` asks something else than `the shutdown code runs`."""
+    assert question_text("the shutdown code never runs") == "the shutdown code never runs"
+    assert question_text("el código de apagado nunca se ejecuta, siempre falla") == (
+        "el codigo de apagado nunca se ejecuta siempre falla"
+    )
+
+
 def test_the_list_is_folded_and_lower_cased_like_the_indexed_text():
     assert all(word == lexical_text(word).lower() for word in QUESTION_FILLER)
 
