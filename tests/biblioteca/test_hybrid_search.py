@@ -16,7 +16,7 @@ from biblioteca.embeddings import get_embedder
 from biblioteca.ingest import document_ingest
 from biblioteca.models import Document
 from biblioteca.retrieval import retrieve
-from biblioteca.selectors import HybridParams, chunk_search, query_term_weights
+from biblioteca.selectors import HybridParams, chunk_search, query_term_weights, sentences_for_chunks
 
 pytestmark = pytest.mark.django_db
 
@@ -331,3 +331,43 @@ def test_an_app_over_the_counting_cap_is_weighed_as_an_app_of_that_size(hybrid_l
     assert weights["tomato"] == pytest.approx(math.log(1 + (4 - 1 + 0.5) / (1 + 0.5)))  # df 1 of "4"
     document_ingest(source_path="more.md", app="t-hybrid-other", content="# More\n\nTomatoes, and tomatoes.")
     assert query_term_weights(text="tomatoes", app=APP) == weights
+
+
+SENTENCES_ONLY = HybridParams(vector_weight=0.0, lexical_weight=0.0, sentence_weight=1.0, sentence_pool=40)
+MIXED = (
+    "# Travel notes\n\nThe night train leaves the capital at ten and reaches the coast before dawn. "
+    "Sleeping cars must be booked a month ahead in summer. The dining car closes at midnight. "
+    "Luggage goes on the racks above the seats. Boil the spaghetti for nine minutes before you leave."
+)
+
+
+def test_the_sentence_side_ranks_chunks_by_their_best_sentence(hybrid_library):
+    """mixed.md is about trains but one sentence answers the question; its whole vector is diluted by the rest."""
+    document_ingest(source_path="mixed.md", content=MIXED, app=APP)
+    question = "How many minutes should spaghetti boil?"
+    vector = vector_of(question)
+    by_chunk = chunk_search(query_vector=vector, top_k=10, app=APP)
+    hits = chunk_search(query_vector=vector, top_k=10, app=APP, query_text=question, hybrid=SENTENCES_ONLY)
+    stored = sentences_for_chunks([c.id for c in hits])
+    best = {c.id: float((stored[c.id].vectors @ vector).max()) for c in hits if c.id in stored}
+    ranked = [c.id for c in hits if c.sentence_rank is not None]
+    assert ranked == sorted(best, key=best.__getitem__, reverse=True)
+    assert [c.sentence_rank for c in hits[: len(ranked)]] == list(range(1, len(ranked) + 1))
+    assert paths(by_chunk).index("mixed.md") > paths(hits).index("mixed.md")
+
+
+def test_a_sentence_weight_of_zero_leaves_the_sentence_side_out(hybrid_library):
+    vector = vector_of("How long should spaghetti cook?")
+    off = HybridParams(sentence_weight=0.0)
+    hits = chunk_search(query_vector=vector, top_k=5, app=APP, query_text="spaghetti", hybrid=off)
+    assert hits and all(c.sentence_rank is None for c in hits)
+    on = chunk_search(query_vector=vector, top_k=5, app=APP, query_text="spaghetti", hybrid=HybridParams())
+    assert on[0].sentence_rank is not None
+
+
+def test_the_sentence_side_ranks_only_the_best_of_what_the_other_sides_brought(hybrid_library):
+    """It reads the sentences of the `sentence_pool` chunks fused best so far, no others: its cost is bounded."""
+    vector = vector_of("How long should spaghetti cook?")
+    pool = HybridParams(sentence_pool=1)
+    hits = chunk_search(query_vector=vector, top_k=10, app=APP, query_text="spaghetti", hybrid=pool)
+    assert [c.sentence_rank for c in hits].count(1) == 1 and all(c.sentence_rank in (None, 1) for c in hits)
