@@ -120,14 +120,16 @@ HYBRID_MAX_DF_SHARE = 0.25
 @dataclass(frozen=True)
 class HybridParams:
     """Reciprocal rank fusion: a chunk scores `weight / (rrf_k + rank)` on each side that ranks it; `k1` and
-    `b` are BM25's saturation and length normalisation. `sentence_weight` 0 leaves the sentence side out."""
+    `b` are BM25's saturation and length normalisation. `sentence_weight` 0 leaves the sentence side out; with
+    `keep_first` it reorders and promotes chunks but never takes first place from the other two sides' best."""
 
     candidates: int = 40
     rrf_k: int = 5
     vector_weight: float = 1.0
-    lexical_weight: float = 1.5
+    lexical_weight: float = 2.0
     sentence_weight: float = 1.0
     sentence_pool: int = 30
+    keep_first: bool = True
     max_df: int = HYBRID_MAX_DF
     max_df_share: float = HYBRID_MAX_DF_SHARE
     common_floor: int = HYBRID_COMMON_FLOOR
@@ -185,7 +187,9 @@ _SCOPE_SIZE_SQL = """SELECT count(*)::float8 AS size
 # The sentence side ranks the chunks the other two found by their best sentence's cosine (the vectors stored for
 # trimming): a question worded unlike the docs often matches one sentence of its answer closely while the whole
 # chunk's vector, diluted by its other sentences, ranks it tenth. It reads no index and no chunk the other sides
-# did not bring.
+# did not bring. It does not take first place from the chunk vectors and words agree on best: one close sentence
+# is weaker evidence than that, and the first passage is the one trimming keeps whole (measured: letting it move
+# the first place lost answers to trimming, and prose's ranking gained nothing in the top 5).
 _SENTENCE_SIDE_SQL = """
 sentence_side AS (
     SELECT p.id, row_number() OVER (ORDER BY b.distance, p.id) AS rank
@@ -227,16 +231,18 @@ pairs AS (
 ),{sentence_side}
 fused AS (
     SELECT p.id, p.fused + coalesce(%(sentence_weight)s::float8 / (%(rrf_k)s + s.rank), 0) AS fused,
-           p.vector_rank, p.lexical_rank, s.rank AS sentence_rank
+           p.vector_rank, p.lexical_rank, s.rank AS sentence_rank,
+           %(keep_first)s AND p.id = (SELECT id FROM pairs ORDER BY fused DESC, vector_rank NULLS LAST LIMIT 1)
+               AS first
     FROM pairs p LEFT JOIN sentence_side s ON s.id = p.id
-    ORDER BY fused DESC, p.vector_rank NULLS LAST LIMIT %(top_k)s
+    ORDER BY first DESC, fused DESC, p.vector_rank NULLS LAST LIMIT %(top_k)s
 )
 SELECT c.id, c.document_id, c.chunk_index, c.heading_path, c.text, c.start_offset, c.end_offset, c.token_count,
        c.embedding_model, {document_columns}, 1 - (c.embedding <=> (SELECT vector FROM question)) AS score,
        f.fused, f.vector_rank, f.lexical_rank, f.sentence_rank,
        (SELECT json_object_agg(lexeme, weight) FROM term_weights) AS query_terms
 FROM fused f JOIN {chunk} c ON c.id = f.id JOIN {document} d ON d.id = c.document_id
-ORDER BY f.fused DESC, f.vector_rank NULLS LAST
+ORDER BY f.first DESC, f.fused DESC, f.vector_rank NULLS LAST
 """
 )
 
@@ -323,6 +329,7 @@ def hybrid_chunk_search(
         "lexical_weight": params.lexical_weight,
         "sentence_weight": params.sentence_weight,
         "sentence_pool": params.sentence_pool,
+        "keep_first": params.keep_first,
         "k1": params.k1,
         "b": params.b,
     }

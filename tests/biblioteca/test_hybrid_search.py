@@ -7,6 +7,7 @@ vector of an unrelated sentence with the text that names a chunk, or the other w
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 from django.db import connection
@@ -333,7 +334,9 @@ def test_an_app_over_the_counting_cap_is_weighed_as_an_app_of_that_size(hybrid_l
     assert query_term_weights(text="tomatoes", app=APP) == weights
 
 
-SENTENCES_ONLY = HybridParams(vector_weight=0.0, lexical_weight=0.0, sentence_weight=1.0, sentence_pool=40)
+SENTENCES_ONLY = HybridParams(
+    vector_weight=0.0, lexical_weight=0.0, sentence_weight=1.0, sentence_pool=40, keep_first=False
+)
 MIXED = (
     "# Travel notes\n\nThe night train leaves the capital at ten and reaches the coast before dawn. "
     "Sleeping cars must be booked a month ahead in summer. The dining car closes at midnight. "
@@ -371,3 +374,20 @@ def test_the_sentence_side_ranks_only_the_best_of_what_the_other_sides_brought(h
     pool = HybridParams(sentence_pool=1)
     hits = chunk_search(query_vector=vector, top_k=10, app=APP, query_text="spaghetti", hybrid=pool)
     assert [c.sentence_rank for c in hits].count(1) == 1 and all(c.sentence_rank in (None, 1) for c in hits)
+
+
+def test_the_sentence_side_never_takes_first_place_from_what_vectors_and_words_agree_on(hybrid_library):
+    document_ingest(source_path="mixed.md", content=MIXED, app=APP)
+    vector = vector_of("How many minutes should spaghetti boil?")
+    question = "tomatoes"  # the words side points elsewhere: garden.md is first by vectors and words together
+    two_sides = chunk_search(
+        query_vector=vector, top_k=5, app=APP, query_text=question, hybrid=HybridParams(sentence_weight=0.0)
+    )
+    loud = HybridParams(sentence_weight=100.0)
+    free = chunk_search(
+        query_vector=vector, top_k=5, app=APP, query_text=question, hybrid=replace(loud, keep_first=False)
+    )
+    assert free[0].id != two_sides[0].id, "the fixture: the best sentence is not in the best chunk"
+    kept = chunk_search(query_vector=vector, top_k=5, app=APP, query_text=question, hybrid=loud)
+    assert kept[0].id == two_sides[0].id
+    assert [c.id for c in kept[1:]] == [c.id for c in free if c.id != two_sides[0].id][:4]
