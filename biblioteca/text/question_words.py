@@ -16,9 +16,9 @@ _ENGLISH = """
     able actually already also anybody anyone anything anyway anyways apparently basically can cannot cant could
     couldn did didn does doesn don even every everybody everyone everything exactly fine guess happen happened
     happening happens hey hi instead isn just keep keeps kept know knew like likely maybe mean means might mine
-    must need needed needs nobody none nothing obviously ok okay perhaps please possible possibly pretty probably
+    must need needed needs nobody nothing obviously ok okay perhaps please possible possibly probably
     quite rather really seem seemed seems shall should shouldn simply somebody somehow someone something
-    somewhat still supposed sure tell thanks thing things think thought tried tries try trying unless wanna want
+    somewhat still supposed sure tell thanks thing things think thought tried tries trying unless wanna want
     wanted wants wasn way whatever whenever wherever whether wonder wondering won would wouldn yet
 """
 
@@ -27,7 +27,7 @@ _SPANISH = """
     bien claramente claro consigo conseguir cosa cosas creo cual cualquier cualquiera debe deben deberia deberian
     debo duda dudas entonces exactamente favor gracias hacer hago hay hola igual intentar intento logro lograr
     manera mejor mucho nada nadie necesita necesitan necesito ningun ninguna ninguno normalmente ocurre
-    ojala parece parecen pasa pasar podria podrian posible pregunta probablemente pues puede pueden puedo
+    ojala parece parecen pasa podria podrian posible pregunta probablemente pues puede pueden puedo
     queria quiere quieren quiero quisiera realmente seguro simplemente solo sucede supone
     supuestamente tambien tampoco tendria tengo tiene tienen todavia vale veo ver vez veces
 """

@@ -34,7 +34,21 @@ def test_identifiers_keep_every_part_even_a_filler_one():
 
 
 def test_words_documentation_uses_are_not_filler():
-    for word in ("port", "build", "server", "config", "puerto", "servidor", "archivo", "comando", "modo"):
+    """Nor are words that are values or code in documentation: `None`, `try`, pretty-printing, `pasar` a value."""
+    words = (
+        "port",
+        "build",
+        "server",
+        "config",
+        "none",
+        "try",
+        "pretty",
+        "puerto",
+        "servidor",
+        "archivo",
+        "pasar",
+    )
+    for word in words:
         assert word not in QUESTION_FILLER
         assert question_text(word) == word
 
