@@ -177,6 +177,9 @@ def trim_input(
     *,
     cosines: np.ndarray | None = None,
 ) -> TrimInput:
+    hit_start = None
+    if chunk.layout is not None:
+        hit_start = next((m.offset for m in chunk.layout.members if m.chunk_id == chunk.id), None)
     return TrimInput(
         chunk.original_text,
         spans,
@@ -184,6 +187,7 @@ def trim_input(
         language=chunk.language,
         heading=" ".join(chunk.heading_path),
         cosines=cosines,
+        hit_start=hit_start,
     )
 
 

@@ -73,6 +73,8 @@ def hybrid_params() -> HybridParams:
         rrf_k=settings.RETRIEVAL_HYBRID_RRF_K,
         vector_weight=settings.RETRIEVAL_HYBRID_VECTOR_WEIGHT,
         lexical_weight=settings.RETRIEVAL_HYBRID_LEXICAL_WEIGHT,
+        sentence_weight=settings.RETRIEVAL_HYBRID_SENTENCE_WEIGHT,
+        sentence_pool=settings.RETRIEVAL_HYBRID_SENTENCE_POOL,
     )
 
 

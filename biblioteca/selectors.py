@@ -19,7 +19,7 @@ from pgvector.django import CosineDistance
 
 from biblioteca.models import Chunk, Document, LibraryGeneration, Sentence
 from biblioteca.passages import Piece
-from biblioteca.text.lexical import lexical_text
+from biblioteca.text.question_words import question_text
 from biblioteca.vector_session import vector_search_session
 from config.replicas import read_connection, replica_reads
 
@@ -120,12 +120,16 @@ HYBRID_MAX_DF_SHARE = 0.25
 @dataclass(frozen=True)
 class HybridParams:
     """Reciprocal rank fusion: a chunk scores `weight / (rrf_k + rank)` on each side that ranks it; `k1` and
-    `b` are BM25's saturation and length normalisation."""
+    `b` are BM25's saturation and length normalisation. `sentence_weight` 0 leaves the sentence side out; with
+    `keep_first` it reorders and promotes chunks but never takes first place from the other two sides' best."""
 
     candidates: int = 40
     rrf_k: int = 5
     vector_weight: float = 1.0
-    lexical_weight: float = 1.5
+    lexical_weight: float = 2.0
+    sentence_weight: float = 1.0
+    sentence_pool: int = 30
+    keep_first: bool = True
     max_df: int = HYBRID_MAX_DF
     max_df_share: float = HYBRID_MAX_DF_SHARE
     common_floor: int = HYBRID_COMMON_FLOOR
@@ -180,9 +184,26 @@ _SCOPE_SIZE_SQL = """SELECT count(*)::float8 AS size
 # a term rather than how often (chunks are short, and reading every matched chunk's positions measured no better):
 # each question term it holds adds its weight, normalised by the chunk's length against the matched chunks' mean.
 # Both filter on the chunk's own app and source type: no document is read until the `top_k` are known.
+# The sentence side ranks the chunks the other two found by their best sentence's cosine (the vectors stored for
+# trimming): a question worded unlike the docs often matches one sentence of its answer closely while the whole
+# chunk's vector, diluted by its other sentences, ranks it tenth. It reads no index and no chunk the other sides
+# did not bring. It does not take first place from the chunk vectors and words agree on best: one close sentence
+# is weaker evidence than that, and the first passage is the one trimming keeps whole (measured: letting it move
+# the first place lost answers to trimming, and prose's ranking gained nothing in the top 5).
+_SENTENCE_SIDE_SQL = """
+sentence_side AS (
+    SELECT p.id, row_number() OVER (ORDER BY b.distance, p.id) AS rank
+    FROM (SELECT id FROM pairs ORDER BY fused DESC, vector_rank NULLS LAST LIMIT %(sentence_pool)s) p,
+         LATERAL (SELECT min(s.embedding <=> (SELECT half FROM question)) AS distance
+                  FROM {sentence} s WHERE s.chunk_id = p.id) b
+    WHERE b.distance IS NOT NULL
+),"""
+_NO_SENTENCE_SIDE_SQL = """
+sentence_side AS (SELECT NULL::bigint AS id, NULL::bigint AS rank WHERE false),"""
+
 _HYBRID_SQL = (
     """
-WITH question AS MATERIALIZED (SELECT %(vector)s::vector AS vector),
+WITH question AS MATERIALIZED (SELECT %(vector)s::vector AS vector, %(vector)s::halfvec AS half),
 vector_side AS (
     SELECT c.id, row_number() OVER (ORDER BY c.distance) AS rank
     FROM (SELECT c.id, c.embedding <=> (SELECT vector FROM question) AS distance
@@ -201,20 +222,27 @@ lexical_side AS (
           FROM (SELECT m.*, avg(m.length::float8) OVER () AS mean_length FROM matches m) m
           GROUP BY id ORDER BY score DESC, id LIMIT %(candidates)s) best
 ),
-fused AS (
+pairs AS (
     SELECT coalesce(v.id, l.id) AS id,
            coalesce(%(vector_weight)s::float8 / (%(rrf_k)s + v.rank), 0)
            + coalesce(%(lexical_weight)s::float8 / (%(rrf_k)s + l.rank), 0) AS fused,
            v.rank AS vector_rank, l.rank AS lexical_rank
     FROM vector_side v FULL OUTER JOIN lexical_side l ON l.id = v.id
-    ORDER BY fused DESC, v.rank NULLS LAST LIMIT %(top_k)s
+),{sentence_side}
+fused AS (
+    SELECT p.id, p.fused + coalesce(%(sentence_weight)s::float8 / (%(rrf_k)s + s.rank), 0) AS fused,
+           p.vector_rank, p.lexical_rank, s.rank AS sentence_rank,
+           %(keep_first)s AND p.id = (SELECT id FROM pairs ORDER BY fused DESC, vector_rank NULLS LAST LIMIT 1)
+               AS first
+    FROM pairs p LEFT JOIN sentence_side s ON s.id = p.id
+    ORDER BY first DESC, fused DESC, p.vector_rank NULLS LAST LIMIT %(top_k)s
 )
 SELECT c.id, c.document_id, c.chunk_index, c.heading_path, c.text, c.start_offset, c.end_offset, c.token_count,
        c.embedding_model, {document_columns}, 1 - (c.embedding <=> (SELECT vector FROM question)) AS score,
-       f.fused, f.vector_rank, f.lexical_rank,
+       f.fused, f.vector_rank, f.lexical_rank, f.sentence_rank,
        (SELECT json_object_agg(lexeme, weight) FROM term_weights) AS query_terms
 FROM fused f JOIN {chunk} c ON c.id = f.id JOIN {document} d ON d.id = c.document_id
-ORDER BY f.fused DESC, f.vector_rank NULLS LAST
+ORDER BY f.first DESC, f.fused DESC, f.vector_rank NULLS LAST
 """
 )
 
@@ -245,7 +273,7 @@ def _terms_sql(sql: str, *, app: str | None, source_type: str | None, **names: s
 
 def _terms_values(*, text: str, app: str | None, source_type: str | None, params: HybridParams) -> dict:
     return {
-        "text": lexical_text(text),
+        "text": question_text(text),
         "app": app,
         "source_type": source_type,
         "max_df": params.max_df,
@@ -281,12 +309,15 @@ def hybrid_chunk_search(
     source_type: str | None,
     params: HybridParams,
 ) -> list[Chunk]:
-    """Vector and full-text rankings fused by reciprocal rank, in one round trip; see `_HYBRID_SQL`."""
+    """Vector, full-text and best-sentence rankings fused by reciprocal rank, in one round trip; see
+    `_HYBRID_SQL`."""
+    sentence_side = _SENTENCE_SIDE_SQL if params.sentence_weight else _NO_SENTENCE_SIDE_SQL
     sql = _terms_sql(
         _HYBRID_SQL,
         app=app,
         source_type=source_type,
         document_columns=", ".join(f"d.{f} AS document__{f}" for f in _DOCUMENT_FIELDS),
+        sentence_side=sentence_side.format(sentence=Sentence._meta.db_table),
     )
     values = {
         **_terms_values(text=query_text, app=app, source_type=source_type, params=params),
@@ -296,6 +327,9 @@ def hybrid_chunk_search(
         "rrf_k": params.rrf_k,
         "vector_weight": params.vector_weight,
         "lexical_weight": params.lexical_weight,
+        "sentence_weight": params.sentence_weight,
+        "sentence_pool": params.sentence_pool,
+        "keep_first": params.keep_first,
         "k1": params.k1,
         "b": params.b,
     }

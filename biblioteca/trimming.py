@@ -32,11 +32,11 @@ Beyond it, query-level rules (all optional):
   list (and a lead-in ending with a colon with its items), a table row with the table's header row, a heading
   with the `Type:`/`Default:` lines under it;
 - `earlier_sections`: a passage grown to its neighbours brings the sections that lead up to its match. In the
-  first passage, the sections before the one holding its best score are trimmed like a supporting passage
-  (`passage_margin`); the matching section and those after it keep the query-wide margin, since a question in
-  other words than the docs finds its fix after the lines that describe its problem. In a supporting passage,
-  the sections before its best keep no sentence on its own score (the threshold aside), only the window and
-  companions of the sentences kept after them. Needs `passage_margin`;
+  first passage, the sections before the match (the section holding its best score, or the earlier one where
+  the chunk retrieval found begins) are trimmed like a supporting passage (`passage_margin`); the matching
+  section and those after it keep the query-wide margin, since a question in other words than the docs finds
+  its fix after the lines that describe its problem. Supporting passages are cut by their own bar throughout.
+  Needs `passage_margin`;
 - `trim_markup`: bare markup (an HTML tag line, an admonition fence, an include directive) is not kept at the
   edge of a kept run: a window should widen a run by words, not by `</div>`;
 - `identifier_units`: the units holding an identifier the question names (`--assetsInlineLimit`,
@@ -49,6 +49,7 @@ Over 300 lines because the rules act on one selection and must be read together;
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
@@ -102,7 +103,8 @@ class TrimParams:
 class TrimInput:
     """A chunk's text, its sentence spans (offsets into text) and their unit vectors, shape (n, d), or their
     cosines with the question when the database already computed them, shape (n,); its language (to stem its
-    words) and its heading path (the heading of the sentences before its first heading)."""
+    words) and its heading path (the heading of the sentences before its first heading). In a passage grown to
+    its neighbours, `hit_start` is where the chunk retrieval found begins in its text."""
 
     text: str
     spans: Sequence[tuple[int, int]]
@@ -110,6 +112,7 @@ class TrimInput:
     language: str = ""
     heading: str = ""
     cosines: np.ndarray | None = None
+    hit_start: int | None = None
 
     def __post_init__(self) -> None:
         if self.vectors is None and self.cosines is None:
@@ -143,6 +146,13 @@ class TrimInput:
     @property
     def sections(self) -> np.ndarray:
         return self._units.sections
+
+    @property
+    def hit_unit(self) -> int | None:
+        """The first unit of the chunk retrieval found, in a grown passage."""
+        if self.hit_start is None or not len(self.spans):
+            return None
+        return min(bisect_left([a for a, _ in self.spans], self.hit_start), len(self.spans) - 1)
 
     def spread(self, scores: np.ndarray) -> float:
         """The passage's best score minus the median of its scored units (a put-back heading has no vector)."""
@@ -435,15 +445,11 @@ def trim_chunks(
             if params.passage_spread is not None:
                 margin = min(margin, params.passage_spread * spread)
             supporting = best - margin if chunk_floor is None else max(chunk_floor, best - margin)
-            if not params.earlier_sections:
+            if rank > 0 or not params.earlier_sections:
                 chunk_floor = supporting
-            elif rank > 0:
-                chunk_floor = earlier_sections_floor(
-                    chunk.sections, chunk_scores, later=supporting, earlier=None
-                )
             else:
                 chunk_floor = earlier_sections_floor(
-                    chunk.sections, chunk_scores, later=floor, earlier=supporting
+                    chunk.sections, chunk_scores, later=floor, earlier=supporting, hit=chunk.hit_unit
                 )
         keep = select_sentences(
             chunk_scores,
@@ -466,12 +472,21 @@ def trim_chunks(
 
 
 def earlier_sections_floor(
-    sections: np.ndarray, scores: np.ndarray, *, later: float | None, earlier: float | None
+    sections: np.ndarray,
+    scores: np.ndarray,
+    *,
+    later: float | None,
+    earlier: float | None,
+    hit: int | None = None,
 ) -> float | np.ndarray | None:
-    """Per sentence, the floor `later` from the section holding the passage's best score on, `earlier` in the
-    sections before it (None: only the threshold). A passage grown to its neighbours brings sections that lead
-    up to the match; the answer sits in the matching section or after it (a problem, then its fix)."""
+    """Per sentence, the floor `later` from the matching section on, `earlier` in the sections before it (None:
+    only the threshold). A passage grown to its neighbours brings sections that lead up to the match; the answer
+    sits in the matching section or after it (a problem, then its fix). The match starts at the section holding
+    the best score, or earlier at the one where the chunk retrieval found begins (unit `hit`): retrieval found
+    that chunk for the question even when a neighbour's line scores best."""
     home = sections[int(np.argmax(scores))]
+    if hit is not None:
+        home = min(home, sections[hit])
     if home == sections[0]:
         return later
     return np.where(

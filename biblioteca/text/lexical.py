@@ -69,14 +69,20 @@ def _spelled(token: str) -> list[str]:
     return out
 
 
+def lexical_words(*parts: str) -> list[tuple[str, bool]]:
+    """`lexical_text`'s words, each with whether it was a plain word (True) or came from an identifier."""
+    words: list[tuple[str, bool]] = []
+    for part in parts:
+        for match in _WORDISH.finditer(fold(part)):
+            spelled = _spelled(match.group())
+            words.extend((word, len(spelled) == 1 and word == match.group()) for word in spelled)
+    return words
+
+
 def lexical_text(*parts: str) -> str:
     """The text PostgreSQL indexes for `parts` (a passage header, a chunk, a question): folded, identifiers
     spelled out, words in their order."""
-    words: list[str] = []
-    for part in parts:
-        for match in _WORDISH.finditer(fold(part)):
-            words.extend(_spelled(match.group()))
-    return " ".join(words)
+    return " ".join(word for word, _ in lexical_words(*parts))
 
 
 @lru_cache(maxsize=32)

@@ -7,6 +7,7 @@ vector of an unrelated sentence with the text that names a chunk, or the other w
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 from django.db import connection
@@ -16,7 +17,7 @@ from biblioteca.embeddings import get_embedder
 from biblioteca.ingest import document_ingest
 from biblioteca.models import Document
 from biblioteca.retrieval import retrieve
-from biblioteca.selectors import HybridParams, chunk_search, query_term_weights
+from biblioteca.selectors import HybridParams, chunk_search, query_term_weights, sentences_for_chunks
 
 pytestmark = pytest.mark.django_db
 
@@ -293,6 +294,23 @@ def test_the_full_text_side_reads_the_chunks_own_scope(hybrid_library):
     assert sql.count("JOIN biblioteca_document") == 1  # the final `top_k` only
 
 
+def test_conversational_words_in_a_question_carry_no_weight_even_when_a_page_holds_them(hybrid_library):
+    """`still` (cooking.md) and `nadie` (sin-tildes.md) are rare in the app, so they would outweigh the words the
+    question is about; they are the user's phrasing, not the docs' vocabulary."""
+    english = query_term_weights(text="Why is the sauce still hot?", app=APP)
+    assert "still" not in english and english["sauc"] > 0
+    spanish = query_term_weights(text="¿Nadie actualiza el catálogo?", app=APP)
+    assert "nadi" not in spanish and "nadie" not in spanish and spanish["catalog"] > 0
+    fused = chunk_search(
+        query_vector=vector_of("Will it snow in the mountains tomorrow?"),
+        top_k=3,
+        app=APP,
+        query_text="I still want it, nadie",
+        hybrid=LEXICAL_ONLY,
+    )
+    assert [c.lexical_rank for c in fused] == [None, None, None]
+
+
 def test_a_small_app_keeps_the_words_several_of_its_pages_share():
     for i, topic in enumerate(("monthly", "yearly", "refunded")):
         document_ingest(
@@ -314,3 +332,62 @@ def test_an_app_over_the_counting_cap_is_weighed_as_an_app_of_that_size(hybrid_l
     assert weights["tomato"] == pytest.approx(math.log(1 + (4 - 1 + 0.5) / (1 + 0.5)))  # df 1 of "4"
     document_ingest(source_path="more.md", app="t-hybrid-other", content="# More\n\nTomatoes, and tomatoes.")
     assert query_term_weights(text="tomatoes", app=APP) == weights
+
+
+SENTENCES_ONLY = HybridParams(
+    vector_weight=0.0, lexical_weight=0.0, sentence_weight=1.0, sentence_pool=40, keep_first=False
+)
+MIXED = (
+    "# Travel notes\n\nThe night train leaves the capital at ten and reaches the coast before dawn. "
+    "Sleeping cars must be booked a month ahead in summer. The dining car closes at midnight. "
+    "Luggage goes on the racks above the seats. Boil the spaghetti for nine minutes before you leave."
+)
+
+
+def test_the_sentence_side_ranks_chunks_by_their_best_sentence(hybrid_library):
+    """mixed.md is about trains but one sentence answers the question; its whole vector is diluted by the rest."""
+    document_ingest(source_path="mixed.md", content=MIXED, app=APP)
+    question = "How many minutes should spaghetti boil?"
+    vector = vector_of(question)
+    by_chunk = chunk_search(query_vector=vector, top_k=10, app=APP)
+    hits = chunk_search(query_vector=vector, top_k=10, app=APP, query_text=question, hybrid=SENTENCES_ONLY)
+    stored = sentences_for_chunks([c.id for c in hits])
+    best = {c.id: float((stored[c.id].vectors @ vector).max()) for c in hits if c.id in stored}
+    ranked = [c.id for c in hits if c.sentence_rank is not None]
+    assert ranked == sorted(best, key=best.__getitem__, reverse=True)
+    assert [c.sentence_rank for c in hits[: len(ranked)]] == list(range(1, len(ranked) + 1))
+    assert paths(by_chunk).index("mixed.md") > paths(hits).index("mixed.md")
+
+
+def test_a_sentence_weight_of_zero_leaves_the_sentence_side_out(hybrid_library):
+    vector = vector_of("How long should spaghetti cook?")
+    off = HybridParams(sentence_weight=0.0)
+    hits = chunk_search(query_vector=vector, top_k=5, app=APP, query_text="spaghetti", hybrid=off)
+    assert hits and all(c.sentence_rank is None for c in hits)
+    on = chunk_search(query_vector=vector, top_k=5, app=APP, query_text="spaghetti", hybrid=HybridParams())
+    assert on[0].sentence_rank is not None
+
+
+def test_the_sentence_side_ranks_only_the_best_of_what_the_other_sides_brought(hybrid_library):
+    """It reads the sentences of the `sentence_pool` chunks fused best so far, no others: its cost is bounded."""
+    vector = vector_of("How long should spaghetti cook?")
+    pool = HybridParams(sentence_pool=1)
+    hits = chunk_search(query_vector=vector, top_k=10, app=APP, query_text="spaghetti", hybrid=pool)
+    assert [c.sentence_rank for c in hits].count(1) == 1 and all(c.sentence_rank in (None, 1) for c in hits)
+
+
+def test_the_sentence_side_never_takes_first_place_from_what_vectors_and_words_agree_on(hybrid_library):
+    document_ingest(source_path="mixed.md", content=MIXED, app=APP)
+    vector = vector_of("How many minutes should spaghetti boil?")
+    question = "tomatoes"  # the words side points elsewhere: garden.md is first by vectors and words together
+    two_sides = chunk_search(
+        query_vector=vector, top_k=5, app=APP, query_text=question, hybrid=HybridParams(sentence_weight=0.0)
+    )
+    loud = HybridParams(sentence_weight=100.0)
+    free = chunk_search(
+        query_vector=vector, top_k=5, app=APP, query_text=question, hybrid=replace(loud, keep_first=False)
+    )
+    assert free[0].id != two_sides[0].id, "the fixture: the best sentence is not in the best chunk"
+    kept = chunk_search(query_vector=vector, top_k=5, app=APP, query_text=question, hybrid=loud)
+    assert kept[0].id == two_sides[0].id
+    assert [c.id for c in kept[1:]] == [c.id for c in free if c.id != two_sides[0].id][:4]

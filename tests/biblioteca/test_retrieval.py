@@ -14,6 +14,7 @@ from biblioteca.retrieval import (
     retrieval_trim,
     retrieve,
     stored_sentences,
+    stored_trim_inputs,
     trim_retrieved,
     trim_terms,
 )
@@ -137,7 +138,12 @@ def test_a_trimmed_retrieval_reads_the_sentences_with_the_neighbours_and_trims_a
     with CaptureQueriesContext(connection) as queries:
         result = retrieve(QUESTION, top_k=5, trim=True, trim_threshold=0.85, filters=filters)
     reads = [q["sql"] for q in queries.captured_queries if Sentence._meta.db_table in q["sql"]]
-    assert len(reads) == 1 and "<=>" in reads[0], "one read, with the neighbours, scored by the database"
+    search_reads = [sql for sql in reads if "sentence_side" in sql]  # the hybrid search's own sentence side
+    assert len(search_reads) == 1
+    trim_reads = [sql for sql in reads if sql not in search_reads]
+    assert len(trim_reads) == 1 and "<=>" in trim_reads[0], (
+        "one read, with the neighbours, scored by the database"
+    )
     assert any(c.layout is not None for c in result.chunks), "the fixture grows passages"
 
     chunks = search(
@@ -170,3 +176,17 @@ def test_the_earlier_sections_rule_follows_its_setting():
     assert resolve_trim_params().earlier_sections
     with override_settings(RETRIEVAL_TRIM_EARLIER_SECTIONS=False):
         assert not resolve_trim_params().earlier_sections
+
+
+def test_a_grown_passage_tells_the_trimmer_where_the_chunk_retrieval_found_begins(library):
+    prepared = retrieval_prepare("How do I reset my password?", top_k=3, filters={"app": library})
+    grown = [c for c in prepared.chunks if c.layout is not None and len(c.layout.members) > 1]
+    assert grown, "the fixture's passages grow to their neighbours"
+    for passage, trim in zip(grown, stored_trim_inputs(grown)):
+        hit = next(m for m in passage.layout.members if m.chunk_id == passage.id)
+        starts = [a for a, _ in trim.spans]
+        assert trim.hit_start == hit.offset
+        assert starts[trim.hit_unit] >= hit.offset
+        assert all(a < hit.offset for a in starts[: trim.hit_unit])
+    alone = [c for c in prepared.chunks if c.layout is None]
+    assert all(t.hit_start is None for t in stored_trim_inputs(alone))

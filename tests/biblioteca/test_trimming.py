@@ -413,17 +413,33 @@ def test_the_first_passage_cuts_the_sections_before_its_match_like_a_supporting_
     )
 
 
-def test_a_supporting_passage_keeps_nothing_of_its_own_before_its_match_but_the_threshold_and_the_window():
+def test_a_supporting_passage_is_cut_by_its_own_bar_with_or_without_the_earlier_sections_rule():
     first = chunk(["S0."], [0.95])
-    later = chunk(["E0.", "E1.", "E2.", "## Match", "M0.", "M1."], [0.965, 0.93, 0.94, 0.0, 0.98, 0.93])
-    params = TrimParams(threshold=0.96, window=0, passage_margin=0.06)
-    assert trim_chunks([first, later], QUERY, params)[1].text == "E0. E1. E2. [...] M0. M1."
-    sections = replace(params, earlier_sections=True)
-    # E0 reaches the threshold, which holds everywhere; E1 and E2 were kept only by the passage margin
-    assert trim_chunks([first, later], QUERY, sections)[1].text == "E0. [...] M0. M1."
-    # a window still reaches back across the heading
-    wider = replace(sections, window=2, threshold=0.99)
-    assert trim_chunks([first, later], QUERY, wider)[1].text == "E2. ## Match M0. M1."
+    later = chunk(["E0.", "E1.", "E2.", "## Match", "M0.", "M1."], [0.965, 0.93, 0.90, 0.0, 0.98, 0.93])
+    params = TrimParams(threshold=0.99, window=0, passage_margin=0.06)
+    # the bar is 0.98 - 0.06: a strong line before the best is as much the passage's match as the best itself
+    assert trim_chunks([first, later], QUERY, params)[1].text == "E0. E1. [...] M0. M1."
+    assert trim_chunks([first, later], QUERY, replace(params, earlier_sections=True))[1].text == (
+        "E0. E1. [...] M0. M1."
+    )
+
+
+def test_the_first_passages_match_starts_no_later_than_the_chunk_retrieval_found():
+    units = ["## Problem", "P0.", "P1.", "## Fix", "F0.", "F1."]
+    scores = [0.0, 0.86, 0.84, 0.0, 0.90, 0.80]
+    grown = chunk(units, scores, sep="\n")
+    params = TrimParams(
+        threshold=0.99, window=0, relative_margin=0.2, passage_margin=0.03, earlier_sections=True
+    )
+    # found through its neighbour "Fix", the "Problem" section only leads up to it: its bar is 0.90 - 0.03
+    assert trim_chunks([grown], QUERY, params)[0].text == "F0.\nF1."
+    # found itself (a line's vector or words put it first), "Problem" is the match: the query-wide margin holds
+    found_problem = replace(grown, hit_start=grown.spans[1][0])
+    assert found_problem.hit_unit == 1
+    assert trim_chunks([found_problem], QUERY, params)[0].text == "P0.\nP1. [...] F0.\nF1."
+    # found through "Fix" said as much: as without a hit
+    found_fix = replace(grown, hit_start=grown.spans[3][0])
+    assert trim_chunks([found_fix], QUERY, params)[0].text == "F0.\nF1."
 
 
 def test_a_passage_whose_best_sits_in_its_first_section_is_trimmed_as_before():
@@ -444,3 +460,9 @@ def test_earlier_sections_floor_gives_each_sentence_its_sections_bar():
     # no bar (None) means only the threshold: an infinite floor, which the threshold caps
     assert earlier_sections_floor(sections, scores, later=None, earlier=None).tolist() == [np.inf] * 5
     assert earlier_sections_floor(np.array([0, 0]), np.array([0.9, 0.1]), later=0.7, earlier=0.85) == 0.7
+    # best in section 2, but the chunk retrieval found begins in section 1 (unit 2): the match starts there
+    late_best = np.array([0.5, 0.6, 0.0, 0.7, 0.9])
+    assert earlier_sections_floor(sections, late_best, later=0.7, earlier=0.85).tolist() == [0.85] * 4 + [0.7]
+    floors = earlier_sections_floor(sections, late_best, later=0.7, earlier=0.85, hit=2)
+    assert floors.tolist() == [0.85, 0.85, 0.7, 0.7, 0.7]
+    assert earlier_sections_floor(sections, scores, later=0.7, earlier=0.85, hit=0) == 0.7

@@ -1,0 +1,42 @@
+"""Words a help question is phrased with but documentation is not written in: left out of its full-text terms.
+
+Pure Python, no Django. PostgreSQL's `english` and `spanish` configurations already drop function words (`the`,
+`de`), but not the conversational ones a user wraps a question in: `I want`, `still`, `supposed to`, `quiero`,
+`ninguno`, `todavía`. Documentation seldom uses them, so the lexical side weighs them as rare and ranks a chunk
+that happens to hold one above the chunks the question is about. This is a general list for both languages,
+folded and lower-cased like `lexical_text`'s output; it names no product's vocabulary. Only whole plain words are
+left out: an identifier's parts (`keep` in `keep_alive`) and its whole stay.
+"""
+
+from __future__ import annotations
+
+from biblioteca.text.lexical import lexical_words
+
+_ENGLISH = """
+    able actually already also anybody anyone anything anyway anyways apparently basically can cannot cant could
+    couldn did didn does doesn don even every everybody everyone everything exactly fine guess happen happened
+    happening happens hey hi instead isn just keep keeps kept know knew like likely maybe mean means might mine
+    must need needed needs nobody nothing obviously ok okay perhaps please possible possibly probably
+    quite rather really seem seemed seems shall should shouldn simply somebody somehow someone something
+    somewhat still supposed sure tell thanks thing things think thought tried tries trying unless wanna want
+    wanted wants wasn way whatever whenever wherever whether wonder wondering won would wouldn yet
+"""
+
+_SPANISH = """
+    acaso actualmente ademas algo alguien algun alguna algunas alguno algunos anteriormente aqui asi aun bastante
+    bien claramente claro consigo conseguir cosa cosas creo cual cualquier cualquiera debe deben deberia deberian
+    debo duda dudas entonces exactamente favor gracias hacer hago hay hola igual intentar intento logro lograr
+    manera mejor mucho nada nadie necesita necesitan necesito ningun ninguna ninguno normalmente ocurre
+    ojala parece parecen pasa podria podrian posible pregunta probablemente pues puede pueden puedo
+    queria quiere quieren quiero quisiera realmente seguro simplemente solo sucede supone
+    supuestamente tambien tampoco tendria tengo tiene tienen todavia vale veo ver vez veces
+"""
+
+QUESTION_FILLER = frozenset((_ENGLISH + _SPANISH).split())
+
+
+def question_text(text: str) -> str:
+    """`lexical_text(text)` for a question: the same terms, less the plain words in `QUESTION_FILLER`."""
+    return " ".join(
+        word for word, plain in lexical_words(text) if not (plain and word.lower() in QUESTION_FILLER)
+    )

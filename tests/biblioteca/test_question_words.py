@@ -1,0 +1,77 @@
+"""Conversational words left out of a question's full-text terms, in English and Spanish."""
+
+from __future__ import annotations
+
+import pytest
+
+from biblioteca.text.lexical import lexical_text, lexical_words
+from biblioteca.text.question_words import QUESTION_FILLER, question_text
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("I still want the server to reload on save", "I the server to reload on save"),
+        ("Shouldn't the build keep my comments?", "t the build my comments"),
+        ("Quiero que el servidor recargue al guardar", "que el servidor recargue al guardar"),
+        ("¿Todavía no hay ninguna forma de cambiar el puerto?", "no forma de cambiar el puerto"),
+    ],
+)
+def test_conversational_words_are_left_out_in_both_languages(question, expected):
+    assert question_text(question) == expected
+
+
+def test_case_and_accents_do_not_hide_a_filler_word():
+    assert question_text("QUIERO Todavía Ningún puerto") == "puerto"
+
+
+def test_identifiers_keep_every_part_even_a_filler_one():
+    assert question_text("What does keep_alive do?") == lexical_text("What does keep_alive do?").replace(
+        "does ", ""
+    )
+    assert "keep" in question_text("set keep_alive").split()
+    assert "keepalive" in question_text("set keepAlive").split()
+
+
+def test_words_documentation_uses_are_not_filler():
+    """Nor are words that are values or code in documentation: `None`, `try`, pretty-printing, `pasar` a value."""
+    words = (
+        "port",
+        "build",
+        "server",
+        "config",
+        "none",
+        "try",
+        "pretty",
+        "puerto",
+        "servidor",
+        "archivo",
+        "pasar",
+    )
+    for word in words:
+        assert word not in QUESTION_FILLER
+        assert question_text(word) == word
+
+
+def test_negations_and_frequency_are_meaning_not_filler():
+    """`the shutdown code never runs` asks something else than `the shutdown code runs`."""
+    assert question_text("the shutdown code never runs") == "the shutdown code never runs"
+    assert question_text("el código de apagado nunca se ejecuta, siempre falla") == (
+        "el codigo de apagado nunca se ejecuta siempre falla"
+    )
+
+
+def test_the_list_is_folded_and_lower_cased_like_the_indexed_text():
+    assert all(word == lexical_text(word).lower() for word in QUESTION_FILLER)
+
+
+def test_lexical_words_tell_plain_words_from_identifier_parts():
+    assert lexical_words("run app.include_router now") == [
+        ("run", True),
+        ("app", False),
+        ("include", False),
+        ("router", False),
+        ("appincluderouter", False),
+        ("includerouter", False),
+        ("now", True),
+    ]
