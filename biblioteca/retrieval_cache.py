@@ -5,7 +5,8 @@ A key holds everything that decides a result: the normalised question, the optio
 and its parameters, hybrid), the filters, the retrieval and embedding settings, and the library's generation
 (`library_generation`, set afresh by database triggers in the transaction of every write to documents, chunks
 or sentences). A write moves the generation, so later reads miss and entries filed under older generations are
-never read again; they age out of the bounded store. The store is Django's `retrieval_results` cache
+never read again; they age out of the bounded store. The key also holds a fingerprint of the code that ranks and
+trims, so a deploy that changes it never serves what the old code found from a shared cache server. The store is Django's `retrieval_results` cache
 (RETRIEVAL_CACHE_SIZE entries per process in memory, or the CACHE_URL server's eviction and the TTL).
 """
 
@@ -13,9 +14,10 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from functools import lru_cache
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from django.conf import settings
@@ -41,6 +43,34 @@ _EMBEDDING_SETTINGS = (
     "EMBEDDING_SEND_INPUT_TYPE",
     "TOKEN_ENCODING",
 )
+
+_PACKAGE = Path(__file__).resolve().parent
+# The modules whose code decides which passages come back and how they are cut.
+_RESULT_CODE = (
+    "passages.py",
+    "retrieval.py",
+    "search.py",
+    "selectors.py",
+    "trimming.py",
+    "trimming_identifiers.py",
+    "text",
+)
+
+
+def code_fingerprint(paths: Iterable[Path]) -> str:
+    """A digest of the Python sources under `paths` (files, or folders read recursively), in a stable order."""
+    digest = hashlib.sha256()
+    for path in paths:
+        files = sorted(path.rglob("*.py")) if path.is_dir() else [path]
+        for file in files:
+            digest.update(file.name.encode())
+            digest.update(file.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+@lru_cache(maxsize=1)
+def result_code_fingerprint() -> str:
+    return code_fingerprint(_PACKAGE / name for name in _RESULT_CODE)
 
 
 @lru_cache(maxsize=1)
@@ -74,6 +104,7 @@ def retrieval_cache_key(
             sorted(scope.items()),
             library_generation(app=scope["app"]),
             [(name, getattr(settings, name, None)) for name in _setting_names()],
+            result_code_fingerprint(),
         )
     )
     return "rr:" + hashlib.sha256(described.encode()).hexdigest()

@@ -7,11 +7,12 @@ import numpy as np
 import pytest
 from django.core.cache import caches
 
+from biblioteca import retrieval_cache
 from biblioteca.embeddings import get_embedder
 from biblioteca.ingest import document_ingest
 from biblioteca.models import Document
 from biblioteca.retrieval import retrieve
-from biblioteca.retrieval_cache import CACHE_ALIAS
+from biblioteca.retrieval_cache import CACHE_ALIAS, code_fingerprint
 from oraculo.answering import ask
 from oraculo.models import OraculoQuery
 
@@ -122,6 +123,31 @@ def test_a_changed_retrieval_setting_misses(library, settings):
     retrieve(QUESTION, filters={"app": library})
     settings.RETRIEVAL_PASSAGE_WORDS = 40
     assert not retrieve(QUESTION, filters={"app": library}).cached
+
+
+def test_results_found_by_other_ranking_or_trimming_code_miss(library, monkeypatch):
+    retrieve(QUESTION, filters={"app": library})
+    monkeypatch.setattr(retrieval_cache, "result_code_fingerprint", lambda: "a later deploy")
+    assert not retrieve(QUESTION, filters={"app": library}).cached
+
+
+def test_the_code_fingerprint_follows_every_source_under_a_folder(tmp_path):
+    (tmp_path / "text").mkdir()
+    (tmp_path / "search.py").write_text("RANKING = 1\n")
+    (tmp_path / "text" / "units.py").write_text("WINDOW = 1\n")
+    (tmp_path / "text" / "notes.md").write_text("not code")
+    paths = [tmp_path / "search.py", tmp_path / "text"]
+    before = code_fingerprint(paths)
+    (tmp_path / "text" / "notes.md").write_text("still not code")
+    assert code_fingerprint(paths) == before
+    (tmp_path / "text" / "units.py").write_text("WINDOW = 2\n")
+    assert code_fingerprint(paths) != before
+
+
+def test_the_fingerprint_reads_the_modules_that_rank_and_trim():
+    assert len(retrieval_cache.result_code_fingerprint()) == 16
+    missing = [n for n in retrieval_cache._RESULT_CODE if not (retrieval_cache._PACKAGE / n).exists()]
+    assert not missing, "a module named in _RESULT_CODE was moved or renamed"
 
 
 def test_a_given_query_vector_always_searches(library):
