@@ -9,6 +9,9 @@ would meet the per-IP limit after a few requests, which is the point of that lim
     DEBUG=false SECRET_KEY=... ALLOWED_HOSTS=127.0.0.1 SECURE_SSL_REDIRECT=false NUM_PROXIES=0 \\
         .venv/bin/gunicorn config.wsgi -w 2 -b 127.0.0.1:8001
     .venv/bin/python bench/load.py --url http://127.0.0.1:8001 --token TOKEN --app guide --clients 50 --duration 60
+
+The "new" questions are the same in every run (client n's request i), so restart the server between runs: a warm
+one has the last run's new questions in its caches, and answers them as repeats.
 """
 
 from __future__ import annotations
