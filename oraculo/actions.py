@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from functools import lru_cache
 
+import numpy as np
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import connections, router, transaction
@@ -18,6 +19,7 @@ from django.utils import timezone
 
 from biblioteca.errors import ApplicationError, ConflictError, NotFoundError
 from biblioteca.search import RetrievedChunk
+from biblioteca.selectors import vector_literal
 from oraculo import selectors
 from oraculo.models import (
     DEMO_KEY_NAME,
@@ -122,9 +124,8 @@ def _query_insert(query: OraculoQuery, *, vector: Sequence[float] | None, alias:
     statement, fields = _query_insert_statement(alias, with_vector=vector is not None)
     # What the ORM's insert compiler does with plain values (the log never holds expressions).
     params = [field.get_db_prep_save(field.pre_save(query, True), connection) for field in fields]
-    if vector is not None:
-        embedding = QueryVector._meta.get_field("embedding")
-        params.append(embedding.get_db_prep_save([float(x) for x in vector], connection))
+    if vector is not None:  # the search has just formatted this vector; vector_literal keeps the last few
+        params.append(vector_literal(np.asarray(vector, dtype=np.float32)))
     with connection.cursor() as cursor:
         cursor.execute(statement, params)
         query.pk = cursor.fetchone()[0]

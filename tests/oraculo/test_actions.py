@@ -70,7 +70,7 @@ def test_both_rows_go_in_one_statement_as_the_orm_would_write_them(settings):
         {"total": 2.5, "llm": None},
     )
     assert stored.helpful is None and stored.channel == "widget"
-    np.testing.assert_allclose(np.asarray(stored.vector.embedding), vector, atol=1e-6)
+    np.testing.assert_array_equal(np.asarray(stored.vector.embedding, dtype=np.float32), vector)
 
 
 def test_every_column_is_stored_as_objects_create_would_store_it(settings):
