@@ -40,7 +40,7 @@ from biblioteca.search import RetrievedChunk  # noqa: E402
 from biblioteca.selectors import query_term_weights  # noqa: E402
 from biblioteca.text.identifiers import question_identifiers  # noqa: E402
 from biblioteca.text.tokens import count_tokens  # noqa: E402
-from biblioteca.trimming import TrimInput, TrimParams, trim_chunks  # noqa: E402
+from biblioteca.trimming import TrimInput, TrimOutput, TrimParams, trim_chunks  # noqa: E402
 
 
 @cache
@@ -96,6 +96,17 @@ def load_cases(
 ELISION_TOKENS = 3
 
 
+def trim_case(case: Case, params: TrimParams) -> list[TrimOutput]:
+    """One question's passages trimmed with `params`, as retrieve() trims them."""
+    return trim_chunks(
+        case.inputs,
+        case.query_vector,
+        params,
+        case.query_terms,
+        identifiers=question_identifiers(case.question),
+    )
+
+
 def evaluate(cases: list[Case], hit: Callable, params: TrimParams) -> tuple[float, float]:
     """(retention %, token reduction %) of one setting over the cases.
 
@@ -105,13 +116,7 @@ def evaluate(cases: list[Case], hit: Callable, params: TrimParams) -> tuple[floa
     """
     kept = hits = base_tokens = trim_tokens = 0
     for case in cases:
-        outs = trim_chunks(
-            case.inputs,
-            case.query_vector,
-            params,
-            case.query_terms,
-            identifiers=question_identifiers(case.question),
-        )
+        outs = trim_case(case, params)
         base_tokens += case.baseline_tokens
         for i, out in enumerate(outs):
             if out.dropped:
@@ -135,13 +140,7 @@ def exact_reduction(cases: list[Case], params: TrimParams) -> float:
     """The token cut of one setting with every trimmed context counted exactly with o200k_base."""
     base = trimmed = 0
     for case in cases:
-        outs = trim_chunks(
-            case.inputs,
-            case.query_vector,
-            params,
-            case.query_terms,
-            identifiers=question_identifiers(case.question),
-        )
+        outs = trim_case(case, params)
         base += case.baseline_tokens
         trimmed += sum(tokens(f"{c.doc_line}\n{o.text}") for c, o in zip(case.chunks, outs) if not o.dropped)
     return 100.0 * (1 - trimmed / max(base, 1))
