@@ -432,7 +432,7 @@ def trim_chunks(
             threshold=params.threshold,
         ):
             if named[rank]:
-                out.append(_named_only(chunk, named[rank], params.trim_markup))
+                out.append(_kept(chunk, named[rank], params.trim_markup))
             else:
                 out.append(TrimOutput("", (), dropped=True))
             continue
@@ -460,14 +460,7 @@ def trim_chunks(
             companions=chunk.companions if params.companions else None,
             window_floor=None if params.window_spread is None else best - params.window_spread * spread,
         )
-        if named[rank]:
-            keep = sorted(named[rank].union(keep))
-        if params.trim_markup:
-            keep = without_markup_edges(keep, chunk.markup)
-        if len(keep) >= n:
-            out.append(TrimOutput(chunk.text, tuple(range(n))))
-        else:
-            out.append(TrimOutput(join_runs(chunk.text, chunk.spans, keep), tuple(keep)))
+        out.append(_kept(chunk, named[rank].union(keep), params.trim_markup))
     return out
 
 
@@ -512,11 +505,13 @@ def _hopeless(
     return drop_score_margin is not None and best_score < overall - drop_score_margin
 
 
-def _named_only(chunk: TrimInput, keep: set[int], trim_markup: bool) -> TrimOutput:
-    """A passage the drop rule would leave out, cut down to the units that hold what the question names."""
+def _kept(chunk: TrimInput, keep: set[int], trim_markup: bool) -> TrimOutput:
+    """The chunk cut down to the units in `keep` (bare markup left off the runs' edges), or whole when that is
+    all of them. A passage the drop rule would leave out comes here with only the units naming the question's
+    identifiers."""
     kept = sorted(keep)
     if trim_markup:
         kept = without_markup_edges(kept, chunk.markup)
     if len(kept) >= len(chunk.spans):
-        return TrimOutput(chunk.text, tuple(kept))
+        return TrimOutput(chunk.text, tuple(range(len(chunk.spans))))
     return TrimOutput(join_runs(chunk.text, chunk.spans, kept), tuple(kept))
