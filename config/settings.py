@@ -306,16 +306,22 @@ QUERY_LOG_SYNCHRONOUS_COMMIT = env.bool("QUERY_LOG_SYNCHRONOUS_COMMIT", default=
 QUERY_VECTOR_CACHE = env.bool("QUERY_VECTOR_CACHE", default=True)
 QUERY_VECTOR_CACHE_SIZE = env.int("QUERY_VECTOR_CACHE_SIZE", default=4096)
 QUERY_VECTOR_CACHE_TIMEOUT = env.int("QUERY_VECTOR_CACHE_TIMEOUT", default=7 * 24 * 3600)
-CACHES["query_vectors"] = {
-    **CACHES["default"],
-    "KEY_PREFIX": "oraculo-qv",
-    "TIMEOUT": QUERY_VECTOR_CACHE_TIMEOUT,
-}
-if CACHES["default"]["BACKEND"].endswith("LocMemCache"):
-    CACHES["query_vectors"].update(
-        LOCATION="oraculo-query-vectors",
-        OPTIONS={**CACHES["default"].get("OPTIONS", {}), "MAX_ENTRIES": QUERY_VECTOR_CACHE_SIZE},
-    )
+
+
+def bounded_cache(*, prefix: str, location: str, timeout: int, size: int) -> dict:
+    """A cache alias on the CACHE_URL backend with its own key prefix; in memory, its own store of `size` entries."""
+    alias = {**CACHES["default"], "KEY_PREFIX": prefix, "TIMEOUT": timeout}
+    if CACHES["default"]["BACKEND"].endswith("LocMemCache"):
+        alias.update(LOCATION=location, OPTIONS={**CACHES["default"].get("OPTIONS", {}), "MAX_ENTRIES": size})
+    return alias
+
+
+CACHES["query_vectors"] = bounded_cache(
+    prefix="oraculo-qv",
+    location="oraculo-query-vectors",
+    timeout=QUERY_VECTOR_CACHE_TIMEOUT,
+    size=QUERY_VECTOR_CACHE_SIZE,
+)
 
 # Retrieval-result cache: a repeated question with the same options skips the embedding and the search. Keyed on
 # the library's generation (biblioteca.models.LibraryGeneration, bumped by triggers on every write), so a result
@@ -323,16 +329,12 @@ if CACHES["default"]["BACKEND"].endswith("LocMemCache"):
 RETRIEVAL_CACHE = env.bool("RETRIEVAL_CACHE", default=True)
 RETRIEVAL_CACHE_SIZE = env.int("RETRIEVAL_CACHE_SIZE", default=1024)
 RETRIEVAL_CACHE_TIMEOUT = env.int("RETRIEVAL_CACHE_TIMEOUT", default=24 * 3600)
-CACHES["retrieval_results"] = {
-    **CACHES["default"],
-    "KEY_PREFIX": "oraculo-rr",
-    "TIMEOUT": RETRIEVAL_CACHE_TIMEOUT,
-}
-if CACHES["default"]["BACKEND"].endswith("LocMemCache"):
-    CACHES["retrieval_results"].update(
-        LOCATION="oraculo-retrieval-results",
-        OPTIONS={**CACHES["default"].get("OPTIONS", {}), "MAX_ENTRIES": RETRIEVAL_CACHE_SIZE},
-    )
+CACHES["retrieval_results"] = bounded_cache(
+    prefix="oraculo-rr",
+    location="oraculo-retrieval-results",
+    timeout=RETRIEVAL_CACHE_TIMEOUT,
+    size=RETRIEVAL_CACHE_SIZE,
+)
 
 # Read replicas and pooling (README: "Read replicas and pooling"). Searches, retrieval and the dashboard's lists
 # read a replica; writes, transactions and a request or task run that has written use the primary
