@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import threadpoolctl
 
 from biblioteca.embeddings import EmbeddingError, LocalE5Embedder, OpenAIEmbedder, get_embedder
 from tests.conftest import free_port
@@ -164,3 +165,52 @@ def test_openai_batches_are_sent_concurrently_up_to_the_setting_and_keep_their_o
     assert gauge.requests == batches
     assert peak[0] <= gauge.peak <= peak[1]
     assert np.all(np.sum(vectors * local.embed_documents(texts), axis=1) > 0.999), "batches keep their order"
+
+
+def openmp_threads() -> list[int]:
+    return [info["num_threads"] for info in threadpoolctl.threadpool_info() if info["user_api"] == "openmp"]
+
+
+def openmp_threads_seen_by(embedder: LocalE5Embedder, monkeypatch) -> list[int]:
+    """Wraps the model so that each call records the OpenMP thread count it runs with (read in the calling
+    thread, where the limit applies)."""
+    seen: list[int] = []
+    encode = embedder._model.encode
+
+    def recording(texts, is_query):
+        seen.extend(openmp_threads())
+        return encode(texts, is_query)
+
+    monkeypatch.setattr(embedder._model, "encode", recording)
+    return seen
+
+
+@pytest.fixture(scope="module")
+def two_threads() -> LocalE5Embedder:
+    return LocalE5Embedder(dimensions=384, threads=2)
+
+
+def test_local_runs_on_two_threads_when_a_core_is_idle_and_on_one_when_none_is(two_threads, monkeypatch):
+    # How busy a shared machine is cannot be arranged in a test, so the kernel's answer is replaced here.
+    seen = openmp_threads_seen_by(two_threads, monkeypatch)
+    monkeypatch.setattr("biblioteca.embeddings.spare_cores", lambda: 1)
+    idle = two_threads.embed_documents(TEXTS)
+    monkeypatch.setattr("biblioteca.embeddings.spare_cores", lambda: 0)
+    busy = two_threads.embed_documents(TEXTS)
+    assert seen == [2, 1]
+    np.testing.assert_allclose(idle, busy, atol=1e-5)
+
+
+def test_local_never_exceeds_its_thread_setting(monkeypatch):
+    monkeypatch.setattr("biblioteca.embeddings.spare_cores", lambda: 7)
+    assert LocalE5Embedder(dimensions=384, threads=1).threads_now() == 1
+    assert LocalE5Embedder(dimensions=384, threads=3).threads_now() == 3
+
+
+def test_local_restores_the_thread_count_after_each_call(two_threads, monkeypatch):
+    monkeypatch.setattr("biblioteca.embeddings.spare_cores", lambda: 1)
+    before = openmp_threads()
+    seen = openmp_threads_seen_by(two_threads, monkeypatch)
+    two_threads.embed_documents(TEXTS[:1])
+    assert seen == [2]
+    assert openmp_threads() == before
