@@ -21,7 +21,7 @@ import numpy as np
 from django.conf import settings
 
 from biblioteca.embeddings import get_embedder
-from biblioteca.passages import passage_sentences
+from biblioteca.passages import packed_passage_sentences, passage_sentences
 from biblioteca.retrieval_cache import retrieval_cache_get, retrieval_cache_key, retrieval_cache_put
 from biblioteca.search import RetrievedChunk, search
 from biblioteca.selectors import StoredSentences, query_term_weights, sentences_for_chunks
@@ -161,12 +161,7 @@ def scored_trim_input(chunk: RetrievedChunk) -> TrimInput | None:
     if chunk.layout is None:
         found = sentences.get(chunk.id)
         return trim_input(chunk, found.spans, cosines=found.cosines) if found else None
-    composed = passage_sentences(
-        chunk.layout,
-        {i: s.spans for i, s in sentences.items()},
-        {i: s.cosines for i, s in sentences.items()},
-        dimensions=None,
-    )
+    composed = packed_passage_sentences(chunk.layout, {i: s.packed for i, s in sentences.items()})
     return trim_input(chunk, composed[0], cosines=composed[1]) if composed else None
 
 

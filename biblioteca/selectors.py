@@ -18,7 +18,7 @@ from pgvector import Vector
 from pgvector.django import CosineDistance
 
 from biblioteca.models import Chunk, Document, LibraryGeneration, Sentence
-from biblioteca.passages import Piece
+from biblioteca.passages import PACKED_SENTENCE, Piece
 from biblioteca.text.question_words import question_text
 from biblioteca.vector_session import vector_search_session
 from config.replicas import read_connection, replica_reads
@@ -434,19 +434,17 @@ def _neighbours(
     return out, sentences
 
 
-_PACKED_SENTENCE = np.dtype([("start", ">i4"), ("end", ">i4"), ("cosine", ">f4")])
-
-
 @dataclass(frozen=True)
 class ScoredSentences:
     """A chunk's sentence spans (offsets into its text) and their cosines with one question, shape (n,), as
-    read (`_SCORED_NEIGHBOURS_SQL`'s 12 bytes per sentence); a neighbour no passage takes is never converted."""
+    read (`_SCORED_NEIGHBOURS_SQL`'s 12 bytes per sentence, `PACKED_SENTENCE`); a neighbour no passage takes is
+    never converted."""
 
     packed: bytes
 
     @cached_property
     def _rows(self) -> np.ndarray:
-        return np.frombuffer(self.packed, dtype=_PACKED_SENTENCE)
+        return np.frombuffer(self.packed, dtype=PACKED_SENTENCE)
 
     @cached_property
     def spans(self) -> list[tuple[int, int]]:

@@ -120,7 +120,8 @@ class TrimInput:
 
     @cached_property
     def _units(self) -> PassageUnits:
-        return passage_units(self.text, tuple(map(tuple, self.spans)), self.language)
+        spans = self.spans if isinstance(self.spans, tuple) else tuple(map(tuple, self.spans))
+        return passage_units(self.text, spans, self.language)
 
     @property
     def units(self) -> tuple[str, ...]:
@@ -134,6 +135,10 @@ class TrimInput:
     @property
     def unit_terms(self) -> tuple[frozenset[str], ...]:
         return self._units.terms
+
+    @property
+    def term_units(self) -> dict[str, tuple[int, ...]]:
+        return self._units.term_units
 
     @property
     def markup(self) -> tuple[bool, ...]:
@@ -321,9 +326,26 @@ class PassageUnits:
         return tuple(is_markup(u) for u in self.units)
 
     @cached_property
+    def term_units(self) -> dict[str, tuple[int, ...]]:
+        """Each stem's units, in order: the question's few terms find their units without a pass over all."""
+        out: dict[str, list[int]] = {}
+        for i, found in enumerate(self.terms):
+            for term in found:
+                out.setdefault(term, []).append(i)
+        return {term: tuple(units) for term, units in out.items()}
+
+    @cached_property
+    def is_heading(self) -> np.ndarray:
+        return np.array([shape == "heading" for shape in self.shapes], dtype=bool)
+
+    @cached_property
+    def heading_units(self) -> np.ndarray:
+        return np.flatnonzero(self.is_heading)
+
+    @cached_property
     def sections(self) -> np.ndarray:
         """Per unit, how many headings open at or before it: units with the same number share a section."""
-        return np.cumsum(np.array([shape == "heading" for shape in self.shapes], dtype=np.intp))
+        return np.cumsum(self.is_heading, dtype=np.intp)
 
     @cached_property
     def scored(self) -> np.ndarray:
@@ -344,7 +366,8 @@ def lexical_evidence(
     chunk: TrimInput, query_terms: Mapping[str, float], *, heading_weight: float
 ) -> np.ndarray:
     """Per sentence, the share of the question's term weight it holds, or (times `heading_weight`) its heading
-    holds: 0 when nothing matches, 1 when every term does."""
+    holds: 0 when nothing matches, 1 when every term does. Only the units holding one of the question's terms are
+    looked at (the passage's term index), each summed as before, so the values do not move by a bit."""
     total = sum(query_terms.values())
     n = len(chunk.spans)
     if total <= 0 or n == 0:
@@ -355,17 +378,18 @@ def lexical_evidence(
             return 0.0
         return sum(query_terms[t] for t in found.intersection(query_terms)) / total
 
+    index = chunk.term_units
+    matched = {i for t in query_terms for i in index.get(t, ())}
+    own = np.zeros(n, dtype=np.float64)
+    if matched:
+        found = chunk.unit_terms
+        own[list(matched)] = [share(found[i]) for i in matched]
     heading_share = share(_unit_terms(chunk.heading, chunk.language)) if chunk.heading else 0.0
-    out: list[float] = []
-    for found, shape in zip(chunk.unit_terms, chunk.shapes):
-        own = share(found)
-        if shape == "heading":
-            heading_share = own
-            out.append(own)
-        else:
-            under = heading_weight * heading_share
-            out.append(own if own >= under else under)
-    return np.array(out, dtype=np.float32)
+    units = chunk._units
+    # Each unit's heading: the last heading unit at or before it, or the chunk's heading path before the first.
+    heading = np.concatenate(([heading_share], own[units.heading_units]))[units.sections]
+    under = heading_weight * heading
+    return np.where(units.is_heading | (own >= under), own, under).astype(np.float32)
 
 
 def join_runs(text: str, spans: Sequence[tuple[int, int]], keep: Sequence[int]) -> str:
