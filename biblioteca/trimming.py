@@ -56,6 +56,7 @@ from functools import cached_property, lru_cache
 
 import numpy as np
 
+from biblioteca.text.identifiers import identifier_keys
 from biblioteca.text.lexical import terms
 from biblioteca.trimming_identifiers import identifier_units
 
@@ -143,6 +144,11 @@ class TrimInput:
     @property
     def markup(self) -> tuple[bool, ...]:
         return self._units.markup
+
+    @property
+    def identifier_keys(self) -> tuple[frozenset[str], ...]:
+        """Per unit, the keys of the identifiers it holds (`biblioteca.trimming_identifiers`)."""
+        return self._units.identifier_keys
 
     @property
     def companions(self) -> tuple[tuple[int, ...], ...]:
@@ -326,6 +332,10 @@ class PassageUnits:
         return tuple(is_markup(u) for u in self.units)
 
     @cached_property
+    def identifier_keys(self) -> tuple[frozenset[str], ...]:
+        return tuple(identifier_keys(u) for u in self.units)
+
+    @cached_property
     def term_units(self) -> dict[str, tuple[int, ...]]:
         """Each stem's units, in order: the question's few terms find their units without a pass over all."""
         out: dict[str, list[int]] = {}
@@ -363,11 +373,19 @@ def passage_units(text: str, spans: tuple[tuple[int, int], ...], language: str) 
 
 
 def lexical_evidence(
-    chunk: TrimInput, query_terms: Mapping[str, float], *, heading_weight: float
+    chunk: TrimInput,
+    query_terms: Mapping[str, float],
+    *,
+    heading_weight: float,
+    shares: dict[tuple[str, ...], float] | None = None,
 ) -> np.ndarray:
     """Per sentence, the share of the question's term weight it holds, or (times `heading_weight`) its heading
-    holds: 0 when nothing matches, 1 when every term does. Only the units holding one of the question's terms are
-    looked at (the passage's term index), each summed as before, so the values do not move by a bit."""
+    holds: 0 when nothing matches, 1 when every term does.
+
+    Only the units holding one of the question's terms are looked at (the passage's term index), and each set
+    of terms found is summed once (`shares` keeps them across a question's passages); a share depends on
+    nothing else, and is summed in the same order as the set of a unit's own terms would give, so the values do
+    not move by a bit."""
     total = sum(query_terms.values())
     n = len(chunk.spans)
     if total <= 0 or n == 0:
@@ -376,16 +394,27 @@ def lexical_evidence(
     def share(found: frozenset[str]) -> float:
         if found.isdisjoint(query_terms):
             return 0.0
+        # The intersection walks `query_terms` in order and keeps what `found` holds: the same set, summed in
+        # the same order, for any `found` holding the same terms of the question.
         return sum(query_terms[t] for t in found.intersection(query_terms)) / total
 
     index = chunk.term_units
-    matched = {i for t in query_terms for i in index.get(t, ())}
+    found: dict[int, tuple[str, ...]] = {}
+    for term in query_terms:
+        for i in index.get(term, ()):
+            found[i] = (*found.get(i, ()), term)
     own = np.zeros(n, dtype=np.float64)
-    if matched:
-        found = chunk.unit_terms
-        own[list(matched)] = [share(found[i]) for i in matched]
+    shares = {} if shares is None else shares
+    for i, held in found.items():
+        value = shares.get(held)
+        if value is None:
+            value = shares[held] = share(frozenset(held))
+        own[i] = value
     heading_share = share(_unit_terms(chunk.heading, chunk.language)) if chunk.heading else 0.0
     units = chunk._units
+    if not len(units.heading_units):
+        under = heading_weight * heading_share
+        return np.where(own >= under, own, under).astype(np.float32)
     # Each unit's heading: the last heading unit at or before it, or the chunk's heading path before the first.
     heading = np.concatenate(([heading_share], own[units.heading_units]))[units.sections]
     under = heading_weight * heading
@@ -425,8 +454,11 @@ def trim_chunks(
     cosines = [c.scores(query_vector) for c in chunks]
     scores = cosines
     if params.lexical_weight and query_terms:
+        shares: dict[tuple[str, ...], float] = {}
         scores = [
-            s + params.lexical_weight * lexical_evidence(c, query_terms, heading_weight=params.heading_weight)
+            s
+            + params.lexical_weight
+            * lexical_evidence(c, query_terms, heading_weight=params.heading_weight, shares=shares)
             for c, s in zip(chunks, cosines)
         ]
     overall = max((float(s.max()) for s in scores if len(s)), default=None)

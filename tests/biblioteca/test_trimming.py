@@ -230,6 +230,13 @@ def test_lexical_evidence_is_bit_for_bit_the_unit_by_unit_definition(heading_wei
     got = lexical_evidence(c, weights, heading_weight=heading_weight)
     assert got.dtype == np.float32 and got.tobytes() == expected.tobytes()
     assert len(set(got.tolist())) >= 4  # the case sums many different shares
+    # A question's passages share their sums: a second passage, without headings, reuses the first one's.
+    flat = replace(chunk(units[2:4] + units[5:], [0.5] * 4), language="en", heading="# Ports")
+    shares: dict = {}
+    for passage in (c, flat):
+        got = lexical_evidence(passage, weights, heading_weight=heading_weight, shares=shares)
+        assert got.tobytes() == _evidence_unit_by_unit(passage, weights, heading_weight).tobytes()
+    assert len(shares) >= 3
 
 
 def test_a_short_unit_naming_the_option_survives_thanks_to_its_words():
