@@ -138,8 +138,8 @@ class TrimInput:
         return self._units.terms
 
     @property
-    def term_units(self) -> dict[str, tuple[int, ...]]:
-        return self._units.term_units
+    def all_terms(self) -> frozenset[str]:
+        return self._units.all_terms
 
     @property
     def markup(self) -> tuple[bool, ...]:
@@ -336,13 +336,9 @@ class PassageUnits:
         return tuple(identifier_keys(u) for u in self.units)
 
     @cached_property
-    def term_units(self) -> dict[str, tuple[int, ...]]:
-        """Each stem's units, in order: the question's few terms find their units without a pass over all."""
-        out: dict[str, list[int]] = {}
-        for i, found in enumerate(self.terms):
-            for term in found:
-                out.setdefault(term, []).append(i)
-        return {term: tuple(units) for term, units in out.items()}
+    def all_terms(self) -> frozenset[str]:
+        """Every stem of the passage: the question's terms it lacks are passed over at once."""
+        return frozenset().union(*self.terms)
 
     @cached_property
     def is_heading(self) -> np.ndarray:
@@ -382,7 +378,7 @@ def lexical_evidence(
     """Per sentence, the share of the question's term weight it holds, or (times `heading_weight`) its heading
     holds: 0 when nothing matches, 1 when every term does.
 
-    Only the units holding one of the question's terms are looked at (the passage's term index), and each set
+    Only the question's terms the passage holds are looked for, and each set
     of terms found is summed once (`shares` keeps them across a question's passages); a share depends on
     nothing else, and is summed in the same order as the set of a unit's own terms would give, so the values do
     not move by a bit."""
@@ -398,11 +394,14 @@ def lexical_evidence(
         # the same order, for any `found` holding the same terms of the question.
         return sum(query_terms[t] for t in found.intersection(query_terms)) / total
 
-    index = chunk.term_units
     found: dict[int, tuple[str, ...]] = {}
+    present = chunk.all_terms
+    unit_terms = chunk.unit_terms
     for term in query_terms:
-        for i in index.get(term, ()):
-            found[i] = (*found.get(i, ()), term)
+        if term in present:
+            for i, held in enumerate(unit_terms):
+                if term in held:
+                    found[i] = (*found.get(i, ()), term)
     own = np.zeros(n, dtype=np.float64)
     shares = {} if shares is None else shares
     for i, held in found.items():

@@ -47,6 +47,10 @@ _WORD = re.compile(r"[^\W_]+")
 
 def fold(text: str) -> str:
     """`text` without diacritics (`configuración` -> `configuracion`, `ñ` -> `n`), same length or shorter."""
+    if (
+        text.isascii()
+    ):  # nothing to fold, and the per-character pass is most of what trimming a new passage costs
+        return text
     decomposed = unicodedata.normalize("NFKD", text)
     return unicodedata.normalize("NFC", "".join(ch for ch in decomposed if not unicodedata.combining(ch)))
 
@@ -74,8 +78,12 @@ def lexical_words(*parts: str) -> list[tuple[str, bool]]:
     words: list[tuple[str, bool]] = []
     for part in parts:
         for match in _WORDISH.finditer(fold(part)):
-            spelled = _spelled(match.group())
-            words.extend((word, len(spelled) == 1 and word == match.group()) for word in spelled)
+            token = match.group()
+            if token.isalnum() and _CAMEL.search(token) is None:
+                words.append((token, True))  # a plain word: `_spelled` would give it back alone
+                continue
+            spelled = _spelled(token)
+            words.extend((word, len(spelled) == 1 and word == token) for word in spelled)
     return words
 
 
