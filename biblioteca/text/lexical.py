@@ -79,7 +79,7 @@ def lexical_words(*parts: str) -> list[tuple[str, bool]]:
     for part in parts:
         for match in _WORDISH.finditer(fold(part)):
             token = match.group()
-            if token.isalnum() and _CAMEL.search(token) is None:
+            if token.isalnum() and (token.islower() or _CAMEL.search(token) is None):
                 words.append((token, True))  # a plain word: `_spelled` would give it back alone
                 continue
             spelled = _spelled(token)
