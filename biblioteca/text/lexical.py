@@ -102,7 +102,15 @@ def _stemmer(language: str) -> Stemmer.Stemmer | None:
 def terms(text: str, *, language: str = "") -> list[str]:
     """`text`'s words, folded, lower-cased, identifiers spelled out, stemmed in `language` when it has a
     stemmer: the units the trimmer compares a question's terms with."""
-    words = [w.lower() for w in _WORD.findall(lexical_text(text))]
+    # `lexical_text`'s words, each split as `_WORD` splits their joined text (no word holds a space); a plain word
+    # is one `_WORD` already. Trimming a passage seen for the first time spends most of its time here.
+    words: list[str] = []
+    for match in _WORDISH.finditer(fold(text)):
+        token = match.group()
+        if token.isalnum() and (token.islower() or _CAMEL.search(token) is None):
+            words.append(token.lower())
+        else:
+            words.extend(w.lower() for word in _spelled(token) for w in _WORD.findall(word))
     stemmer = _stemmer(language)
     return stemmer.stemWords(words) if stemmer else words
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import pytest
+import Stemmer
 
 from biblioteca.text.lexical import (
+    _WORD,
     _WORDISH,
     _spelled,
     detect_language,
@@ -128,3 +130,18 @@ def test_folding_ascii_text_gives_it_back_and_other_text_loses_its_accents_only(
     assert fold(ascii_text) is ascii_text
     assert fold("Configuración del puerto: ñandú") == "Configuracion del puerto: nandu"
     assert fold("ﬁle") == "file"
+
+
+@pytest.mark.parametrize("language", ["en", "es", ""])
+def test_terms_are_the_stemmed_words_of_the_lexical_text(language):
+    """terms() walks the text once instead of joining its lexical text and splitting it again: same words."""
+    texts = [
+        "Set `response_model_exclude_unset=True` in @app.get('/items/{item_id}').",
+        "Use --port 8000 and DATABASE_URL; HTTPServer, FastAPI's APIRouter, x2Y_z.",
+        "Configuración según la PÁGINA: ñandú, naïve café, ﬁle, ²³, __init__.py",
+        "## Default: `None` | `str` | int",
+    ]
+    for text in texts:
+        words = [w.lower() for w in _WORD.findall(lexical_text(text))]
+        stemmer = Stemmer.Stemmer(search_config(language)) if language else None
+        assert terms(text, language=language) == (stemmer.stemWords(words) if stemmer else words)
