@@ -378,10 +378,9 @@ def lexical_evidence(
     """Per sentence, the share of the question's term weight it holds, or (times `heading_weight`) its heading
     holds: 0 when nothing matches, 1 when every term does.
 
-    Only the question's terms the passage holds are looked for, and each set
-    of terms found is summed once (`shares` keeps them across a question's passages); a share depends on
-    nothing else, and is summed in the same order as the set of a unit's own terms would give, so the values do
-    not move by a bit."""
+    Only the question's terms the passage holds are looked for, and each set of them a unit holds is summed once
+    (`shares` keeps the sums across a question's passages): a share depends on nothing else, and is summed in
+    the order the unit's own terms would give, so the values do not move by a bit."""
     total = sum(query_terms.values())
     n = len(chunk.spans)
     if total <= 0 or n == 0:

@@ -47,9 +47,8 @@ _WORD = re.compile(r"[^\W_]+")
 
 def fold(text: str) -> str:
     """`text` without diacritics (`configuración` -> `configuracion`, `ñ` -> `n`), same length or shorter."""
-    if (
-        text.isascii()
-    ):  # nothing to fold, and the per-character pass is most of what trimming a new passage costs
+    # Nothing to fold in ASCII, and the per-character pass was much of what trimming a new passage cost.
+    if text.isascii():
         return text
     decomposed = unicodedata.normalize("NFKD", text)
     return unicodedata.normalize("NFC", "".join(ch for ch in decomposed if not unicodedata.combining(ch)))
