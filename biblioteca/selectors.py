@@ -18,7 +18,7 @@ from pgvector import Vector
 from pgvector.django import CosineDistance
 
 from biblioteca.models import Chunk, Document, LibraryGeneration, Sentence
-from biblioteca.passages import Piece
+from biblioteca.passages import PACKED_SENTENCE, Piece
 from biblioteca.text.question_words import question_text
 from biblioteca.vector_session import vector_search_session
 from config.replicas import read_connection, replica_reads
@@ -391,15 +391,13 @@ _NEIGHBOURS_SQL = (
     "AND c.chunk_index BETWEEN h.chunk_index - %s AND h.chunk_index + %s "
     "ORDER BY c.document_id, c.chunk_index"
 )
-# The sentences come in position order off the (chunk, position) index, so the aggregates sort nothing; the
-# cosines travel as float4, the precision the trimmer keeps, in half the digits.
+# Each chunk's sentences as one binary value, 12 bytes per sentence in position order (start and end offsets as
+# big-endian int4, the cosine with the question as big-endian float4, the precision the trimmer keeps): a scalar
+# subquery with one aggregate, read by numpy in one call, costs a quarter less than three arrays in text form.
 _SCORED_NEIGHBOURS_SQL = (
-    "SELECT n.*, s.starts, s.ends, s.cosines FROM ({neighbours}) n "
-    "LEFT JOIN LATERAL (SELECT array_agg(start_offset) AS starts, array_agg(end_offset) AS ends, "
-    "array_agg(cosine) AS cosines FROM (SELECT s.start_offset, s.end_offset, "
-    "(1 - (s.embedding <=> %s::halfvec))::real AS cosine FROM {sentences} s WHERE s.chunk_id = n.id "
-    "ORDER BY s.position) s) s ON true "
-    "ORDER BY n.document_id, n.chunk_index"
+    "SELECT n.*, (SELECT string_agg(int4send(s.start_offset::int) || int4send(s.end_offset::int) || "
+    "float4send((1 - (s.embedding <=> %s::halfvec))::real), ''::bytea ORDER BY s.position) "
+    "FROM {sentences} s WHERE s.chunk_id = n.id) FROM ({neighbours}) n ORDER BY n.document_id, n.chunk_index"
 )
 
 
@@ -413,7 +411,7 @@ def _neighbours(
     params: list = [list(documents), list(indexes), reach, reach]
     if query_vector is not None:
         sql = _SCORED_NEIGHBOURS_SQL.format(neighbours=sql, sentences=Sentence._meta.db_table)
-        params.append(vector_literal(query_vector))
+        params.insert(0, vector_literal(query_vector))
     with read_connection(Chunk).cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
@@ -432,26 +430,29 @@ def _neighbours(
             )
         )
         if len(row) > 7 and row[7]:
-            sentences[id_] = ScoredSentences(row[7], row[8], row[9])
+            sentences[id_] = ScoredSentences(row[7])
     return out, sentences
 
 
 @dataclass(frozen=True)
 class ScoredSentences:
     """A chunk's sentence spans (offsets into its text) and their cosines with one question, shape (n,), as
-    read; a neighbour no passage takes is never converted."""
+    read (`_SCORED_NEIGHBOURS_SQL`'s 12 bytes per sentence, `PACKED_SENTENCE`); a neighbour no passage takes is
+    never converted."""
 
-    starts: Sequence[int]
-    ends: Sequence[int]
-    values: Sequence[float]
+    packed: bytes
+
+    @cached_property
+    def _rows(self) -> np.ndarray:
+        return np.frombuffer(self.packed, dtype=PACKED_SENTENCE)
 
     @cached_property
     def spans(self) -> list[tuple[int, int]]:
-        return list(zip(self.starts, self.ends))
+        return list(zip(self._rows["start"].tolist(), self._rows["end"].tolist()))
 
     @cached_property
     def cosines(self) -> np.ndarray:
-        return np.asarray(self.values, dtype=np.float32)
+        return self._rows["cosine"].astype(np.float32)
 
 
 @dataclass(frozen=True)

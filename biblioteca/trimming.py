@@ -56,6 +56,7 @@ from functools import cached_property, lru_cache
 
 import numpy as np
 
+from biblioteca.text.identifiers import identifier_keys
 from biblioteca.text.lexical import terms
 from biblioteca.trimming_identifiers import identifier_units
 
@@ -120,7 +121,8 @@ class TrimInput:
 
     @cached_property
     def _units(self) -> PassageUnits:
-        return passage_units(self.text, tuple(map(tuple, self.spans)), self.language)
+        spans = self.spans if isinstance(self.spans, tuple) else tuple(map(tuple, self.spans))
+        return passage_units(self.text, spans, self.language)
 
     @property
     def units(self) -> tuple[str, ...]:
@@ -136,8 +138,17 @@ class TrimInput:
         return self._units.terms
 
     @property
+    def all_terms(self) -> frozenset[str]:
+        return self._units.all_terms
+
+    @property
     def markup(self) -> tuple[bool, ...]:
         return self._units.markup
+
+    @property
+    def identifier_keys(self) -> tuple[frozenset[str], ...]:
+        """Per unit, the keys of the identifiers it holds (`biblioteca.trimming_identifiers`)."""
+        return self._units.identifier_keys
 
     @property
     def companions(self) -> tuple[tuple[int, ...], ...]:
@@ -321,9 +332,26 @@ class PassageUnits:
         return tuple(is_markup(u) for u in self.units)
 
     @cached_property
+    def identifier_keys(self) -> tuple[frozenset[str], ...]:
+        return tuple(identifier_keys(u) for u in self.units)
+
+    @cached_property
+    def all_terms(self) -> frozenset[str]:
+        """Every stem of the passage: the question's terms it lacks are passed over at once."""
+        return frozenset().union(*self.terms)
+
+    @cached_property
+    def is_heading(self) -> np.ndarray:
+        return np.array([shape == "heading" for shape in self.shapes], dtype=bool)
+
+    @cached_property
+    def heading_units(self) -> np.ndarray:
+        return np.flatnonzero(self.is_heading)
+
+    @cached_property
     def sections(self) -> np.ndarray:
         """Per unit, how many headings open at or before it: units with the same number share a section."""
-        return np.cumsum(np.array([shape == "heading" for shape in self.shapes], dtype=np.intp))
+        return np.cumsum(self.is_heading, dtype=np.intp)
 
     @cached_property
     def scored(self) -> np.ndarray:
@@ -341,10 +369,18 @@ def passage_units(text: str, spans: tuple[tuple[int, int], ...], language: str) 
 
 
 def lexical_evidence(
-    chunk: TrimInput, query_terms: Mapping[str, float], *, heading_weight: float
+    chunk: TrimInput,
+    query_terms: Mapping[str, float],
+    *,
+    heading_weight: float,
+    shares: dict[tuple[str, ...], float] | None = None,
 ) -> np.ndarray:
     """Per sentence, the share of the question's term weight it holds, or (times `heading_weight`) its heading
-    holds: 0 when nothing matches, 1 when every term does."""
+    holds: 0 when nothing matches, 1 when every term does.
+
+    Only the question's terms the passage holds are looked for, and each set of them a unit holds is summed once
+    (`shares` keeps the sums across a question's passages): a share depends on nothing else, and is summed in
+    the order the unit's own terms would give, so the values do not move by a bit."""
     total = sum(query_terms.values())
     n = len(chunk.spans)
     if total <= 0 or n == 0:
@@ -353,19 +389,34 @@ def lexical_evidence(
     def share(found: frozenset[str]) -> float:
         if found.isdisjoint(query_terms):
             return 0.0
+        # The intersection walks `query_terms` in order and keeps what `found` holds: the same set, summed in
+        # the same order, for any `found` holding the same terms of the question.
         return sum(query_terms[t] for t in found.intersection(query_terms)) / total
 
+    found: dict[int, tuple[str, ...]] = {}
+    present = chunk.all_terms
+    unit_terms = chunk.unit_terms
+    for term in query_terms:
+        if term in present:
+            for i, held in enumerate(unit_terms):
+                if term in held:
+                    found[i] = (*found.get(i, ()), term)
+    own = np.zeros(n, dtype=np.float64)
+    shares = {} if shares is None else shares
+    for i, held in found.items():
+        value = shares.get(held)
+        if value is None:
+            value = shares[held] = share(frozenset(held))
+        own[i] = value
     heading_share = share(_unit_terms(chunk.heading, chunk.language)) if chunk.heading else 0.0
-    out: list[float] = []
-    for found, shape in zip(chunk.unit_terms, chunk.shapes):
-        own = share(found)
-        if shape == "heading":
-            heading_share = own
-            out.append(own)
-        else:
-            under = heading_weight * heading_share
-            out.append(own if own >= under else under)
-    return np.array(out, dtype=np.float32)
+    units = chunk._units
+    if not len(units.heading_units):
+        under = heading_weight * heading_share
+        return np.where(own >= under, own, under).astype(np.float32)
+    # Each unit's heading: the last heading unit at or before it, or the chunk's heading path before the first.
+    heading = np.concatenate(([heading_share], own[units.heading_units]))[units.sections]
+    under = heading_weight * heading
+    return np.where(units.is_heading | (own >= under), own, under).astype(np.float32)
 
 
 def join_runs(text: str, spans: Sequence[tuple[int, int]], keep: Sequence[int]) -> str:
@@ -401,8 +452,11 @@ def trim_chunks(
     cosines = [c.scores(query_vector) for c in chunks]
     scores = cosines
     if params.lexical_weight and query_terms:
+        shares: dict[tuple[str, ...], float] = {}
         scores = [
-            s + params.lexical_weight * lexical_evidence(c, query_terms, heading_weight=params.heading_weight)
+            s
+            + params.lexical_weight
+            * lexical_evidence(c, query_terms, heading_weight=params.heading_weight, shares=shares)
             for c, s in zip(chunks, cosines)
         ]
     overall = max((float(s.max()) for s in scores if len(s)), default=None)

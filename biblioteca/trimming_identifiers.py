@@ -30,10 +30,7 @@ def identifier_units(
     out: list[set[int]] = [set() for _ in chunks]
     if not identifiers or limit <= 0:
         return out
-    held = [
-        (identifier_keys(c.heading) if c.heading else frozenset(), [identifier_keys(u) for u in c.units])
-        for c in chunks
-    ]
+    held = [(identifier_keys(c.heading) if c.heading else frozenset(), c.identifier_keys) for c in chunks]
     for keys in identifiers:
         holders = _holders(held, keys)
         if len(holders) > limit:
@@ -55,7 +52,7 @@ def identifier_units(
 
 
 def _holders(
-    held: Sequence[tuple[frozenset[str], list[frozenset[str]]]], keys: frozenset[str]
+    held: Sequence[tuple[frozenset[str], Sequence[frozenset[str]]]], keys: frozenset[str]
 ) -> list[tuple[int, int]]:
     """(chunk, unit) of every unit holding one of `keys`; unit HEADING_PATH for a chunk's heading path."""
     found: list[tuple[int, int]] = []

@@ -47,6 +47,9 @@ _WORD = re.compile(r"[^\W_]+")
 
 def fold(text: str) -> str:
     """`text` without diacritics (`configuración` -> `configuracion`, `ñ` -> `n`), same length or shorter."""
+    # Nothing to fold in ASCII, and the per-character pass was much of what trimming a new passage cost.
+    if text.isascii():
+        return text
     decomposed = unicodedata.normalize("NFKD", text)
     return unicodedata.normalize("NFC", "".join(ch for ch in decomposed if not unicodedata.combining(ch)))
 
@@ -74,8 +77,12 @@ def lexical_words(*parts: str) -> list[tuple[str, bool]]:
     words: list[tuple[str, bool]] = []
     for part in parts:
         for match in _WORDISH.finditer(fold(part)):
-            spelled = _spelled(match.group())
-            words.extend((word, len(spelled) == 1 and word == match.group()) for word in spelled)
+            token = match.group()
+            if token.isalnum() and (token.islower() or _CAMEL.search(token) is None):
+                words.append((token, True))  # a plain word: `_spelled` would give it back alone
+                continue
+            spelled = _spelled(token)
+            words.extend((word, len(spelled) == 1 and word == token) for word in spelled)
     return words
 
 
@@ -94,7 +101,15 @@ def _stemmer(language: str) -> Stemmer.Stemmer | None:
 def terms(text: str, *, language: str = "") -> list[str]:
     """`text`'s words, folded, lower-cased, identifiers spelled out, stemmed in `language` when it has a
     stemmer: the units the trimmer compares a question's terms with."""
-    words = [w.lower() for w in _WORD.findall(lexical_text(text))]
+    # `lexical_text`'s words, each split as `_WORD` splits their joined text (no word holds a space); a plain word
+    # is one `_WORD` already. Trimming a passage seen for the first time spends most of its time here.
+    words: list[str] = []
+    for match in _WORDISH.finditer(fold(text)):
+        token = match.group()
+        if token.isalnum() and (token.islower() or _CAMEL.search(token) is None):
+            words.append(token.lower())
+        else:
+            words.extend(w.lower() for word in _spelled(token) for w in _WORD.findall(word))
     stemmer = _stemmer(language)
     return stemmer.stemWords(words) if stemmer else words
 

@@ -3,8 +3,19 @@
 from __future__ import annotations
 
 import pytest
+import Stemmer
 
-from biblioteca.text.lexical import detect_language, fold, lexical_text, search_config, terms
+from biblioteca.text.lexical import (
+    _WORD,
+    _WORDISH,
+    _spelled,
+    detect_language,
+    fold,
+    lexical_text,
+    lexical_words,
+    search_config,
+    terms,
+)
 
 
 def test_fold_strips_diacritics_in_both_languages():
@@ -80,3 +91,57 @@ def test_detect_language_ignores_code_blocks():
 
 def test_detect_language_gives_up_on_too_little_prose():
     assert detect_language("```sh\nmake run\n```") == ""
+
+
+SPELLINGS = [
+    "plain",
+    "The",
+    "FastAPI",
+    "HTTPServer",
+    "snake_case_name",
+    "app.include_router",
+    "--port",
+    "x2Y",
+    "abc123",
+    "ÑANDÚ",
+    "configuración",
+    "naïve_café",
+    "C3PO",
+    "²",
+    "ﬁle",
+]
+
+
+@pytest.mark.parametrize("token", SPELLINGS)
+def test_a_plain_words_shortcut_spells_every_token_as_the_identifier_rules_do(token):
+    """lexical_words skips the identifier rules for plain words: it must give what they give."""
+    folded = fold(token)
+    expected = [
+        (word, len(spelled) == 1 and word == match.group())
+        for match in _WORDISH.finditer(folded)
+        for spelled in [_spelled(match.group())]
+        for word in spelled
+    ]
+    assert lexical_words(token) == expected
+
+
+def test_folding_ascii_text_gives_it_back_and_other_text_loses_its_accents_only():
+    ascii_text = "Set `--port` to 8000; see app.include_router (default: None)."
+    assert fold(ascii_text) is ascii_text
+    assert fold("Configuración del puerto: ñandú") == "Configuracion del puerto: nandu"
+    assert fold("ﬁle") == "file"
+
+
+@pytest.mark.parametrize("language", ["en", "es", ""])
+def test_terms_are_the_stemmed_words_of_the_lexical_text(language):
+    """terms() walks the text once instead of joining its lexical text and splitting it again: same words."""
+    texts = [
+        "Set `response_model_exclude_unset=True` in @app.get('/items/{item_id}').",
+        "Use --port 8000 and DATABASE_URL; HTTPServer, FastAPI's APIRouter, x2Y_z.",
+        "Configuración según la PÁGINA: ñandú, naïve café, ﬁle, ²³, __init__.py",
+        "## Default: `None` | `str` | int",
+    ]
+    for text in texts:
+        words = [w.lower() for w in _WORD.findall(lexical_text(text))]
+        stemmer = Stemmer.Stemmer(search_config(language)) if language else None
+        assert terms(text, language=language) == (stemmer.stemWords(words) if stemmer else words)

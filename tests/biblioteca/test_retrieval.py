@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext, override_settings
@@ -9,6 +11,7 @@ from django.test.utils import CaptureQueriesContext, override_settings
 from biblioteca.embeddings import get_embedder
 from biblioteca.models import Sentence
 from biblioteca.retrieval import (
+    params_dict,
     resolve_trim_params,
     retrieval_prepare,
     retrieval_trim,
@@ -190,3 +193,12 @@ def test_a_grown_passage_tells_the_trimmer_where_the_chunk_retrieval_found_begin
         assert all(a < hit.offset for a in starts[: trim.hit_unit])
     alone = [c for c in prepared.chunks if c.layout is None]
     assert all(t.hit_start is None for t in stored_trim_inputs(alone))
+
+
+def test_params_dict_is_asdict_and_each_caller_gets_its_own_copy():
+    params = resolve_trim_params(threshold=0.8)
+    first = params_dict(params)
+    assert first == asdict(params)
+    first["threshold"] = 0.1
+    assert params_dict(params)["threshold"] == 0.8
+    assert params_dict(resolve_trim_params(threshold=0.7))["threshold"] == 0.7

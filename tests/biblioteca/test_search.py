@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from django.db import connection
 from pgvector import Vector
 
 from biblioteca.embeddings import get_embedder
@@ -88,6 +89,30 @@ def test_scored_neighbours_carry_each_chunks_sentences_with_their_cosines(librar
         # the database's cosine of the half-precision vectors: the trimmer's own dot product, to ~1e-4
         np.testing.assert_allclose(sentences.cosines, stored[chunk_id].vectors @ vector, atol=1e-3)
     assert chunk_neighbours_scored(hits=[], query_vector=vector) == ({}, {})
+
+
+def test_scored_sentences_read_in_binary_are_the_databases_own_float4_cosines_exactly(library):
+    """Trimming's results must not move with the wire format: the packed cosines are, bit for bit, those the
+    database gives in text form."""
+    vector = get_embedder().embed_query("How long is the password reset link valid?")
+    rows = chunk_search(query_vector=vector, top_k=3, app=library, source_type="en")
+    _, scored = chunk_neighbours_scored(
+        hits=[(r.document_id, r.chunk_index) for r in rows], query_vector=vector
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT chunk_id, array_agg(start_offset ORDER BY position), array_agg(end_offset ORDER BY position), "
+            "array_agg((1 - (embedding <=> %s::halfvec))::real ORDER BY position) FROM biblioteca_sentence "
+            "WHERE chunk_id = ANY(%s) GROUP BY chunk_id",
+            [vector_literal(vector), list(scored)],
+        )
+        as_text = {row[0]: row[1:] for row in cursor.fetchall()}
+    assert as_text.keys() == scored.keys()
+    for chunk_id, (starts, ends, cosines) in as_text.items():
+        assert scored[chunk_id].spans == list(zip(starts, ends))
+        assert all(isinstance(a, int) and isinstance(b, int) for a, b in scored[chunk_id].spans)
+        assert scored[chunk_id].cosines.dtype == np.float32
+        assert scored[chunk_id].cosines.tobytes() == np.asarray(cosines, dtype=np.float32).tobytes()
 
 
 def test_the_vector_literal_is_pgvectors_own_text_form_however_the_vector_comes():

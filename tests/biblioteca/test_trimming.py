@@ -7,6 +7,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from biblioteca.text.lexical import terms
 from biblioteca.trimming import (
     TrimInput,
     TrimParams,
@@ -187,6 +188,55 @@ def test_the_chunk_heading_path_counts_before_the_first_heading_unit():
         heading="# Response model ## response_model_exclude_unset",
     )
     assert lexical_evidence(c, TERMS, heading_weight=0.5)[0] == pytest.approx(0.5)
+
+
+def _evidence_unit_by_unit(c, query_terms, heading_weight):
+    """lexical_evidence's definition, one unit after the other (what it computed before its term index)."""
+    total = sum(query_terms.values())
+
+    def share(found):
+        if found.isdisjoint(query_terms):
+            return 0.0
+        return sum(query_terms[t] for t in found.intersection(query_terms)) / total
+
+    heading = share(frozenset(terms(c.heading, language=c.language))) if c.heading else 0.0
+    out = []
+    for unit in c.units:
+        own = share(frozenset(terms(unit, language=c.language)))
+        if unit.lstrip().startswith("#"):
+            heading = own
+            out.append(own)
+        else:
+            out.append(max(own, heading_weight * heading))
+    return np.array(out, dtype=np.float32)
+
+
+@pytest.mark.parametrize("heading_weight", [0.0, 0.3, 0.5, 1.0])
+def test_lexical_evidence_is_bit_for_bit_the_unit_by_unit_definition(heading_weight):
+    weights = {"respons": 0.37, "model": 1.3, "exclud": 2.9, "unset": 0.11, "default": 1.7, "port": 0.9}
+    units = [
+        "Intro with the default port.",
+        "### response_model_exclude_unset",
+        "Leaves out the defaults of the response model.",
+        "Unrelated words.",
+        "## Ports",
+        "The port, the model and what is unset.",
+        "Nothing here.",
+    ]
+    c = replace(
+        chunk(units, [0.5] * len(units), sep="\n\n"), language="en", heading="# Response model defaults"
+    )
+    expected = _evidence_unit_by_unit(c, weights, heading_weight)
+    got = lexical_evidence(c, weights, heading_weight=heading_weight)
+    assert got.dtype == np.float32 and got.tobytes() == expected.tobytes()
+    assert len(set(got.tolist())) >= 4  # the case sums many different shares
+    # A question's passages share their sums: a second passage, without headings, reuses the first one's.
+    flat = replace(chunk(units[2:4] + units[5:], [0.5] * 4), language="en", heading="# Ports")
+    shares: dict = {}
+    for passage in (c, flat):
+        got = lexical_evidence(passage, weights, heading_weight=heading_weight, shares=shares)
+        assert got.tobytes() == _evidence_unit_by_unit(passage, weights, heading_weight).tobytes()
+    assert len(shares) >= 3
 
 
 def test_a_short_unit_naming_the_option_survives_thanks_to_its_words():
