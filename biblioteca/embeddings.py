@@ -126,6 +126,8 @@ class LocalE5Embedder(Embedder):
         self.max_threads = max(1, threads or usable_cores())
         self.dimensions = dimensions
         self._lock = threading.Lock()
+        self._runner: ThreadPoolExecutor | None = None
+        self._runner_pid = 0
 
     def threads_now(self) -> int:
         """Threads for the next call: this one's core plus the usable cores no other task wants right now."""
@@ -134,7 +136,17 @@ class LocalE5Embedder(Embedder):
         return min(self.max_threads, 1 + spare_cores())
 
     def _embed(self, texts: list[str], *, is_query: bool) -> np.ndarray:
-        with self._lock, self._openmp.limit(limits=self.threads_now()):
+        # Every call runs on one long-lived thread: each thread that starts OpenMP work gets its own team, and
+        # with more team threads than cores the OpenMP runtime stops spinning, so a web server's request
+        # threads calling in turn would lose the second core's gain to wake-ups.
+        with self._lock:
+            if self._runner is None or self._runner_pid != os.getpid():
+                self._runner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="local-e5")
+                self._runner_pid = os.getpid()
+            return self._runner.submit(self._encode, texts, is_query).result()
+
+    def _encode(self, texts: list[str], is_query: bool) -> np.ndarray:
+        with self._openmp.limit(limits=self.threads_now()):
             return self._model.encode(texts, is_query)
 
 

@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import threading
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import pytest
 import threadpoolctl
@@ -208,9 +214,42 @@ def test_local_never_exceeds_its_thread_setting(monkeypatch):
 
 
 def test_local_restores_the_thread_count_after_each_call(two_threads, monkeypatch):
+    monkeypatch.setattr("biblioteca.embeddings.spare_cores", lambda: 0)
+    two_threads.embed_documents(TEXTS[:1])
+    before = two_threads._runner.submit(openmp_threads).result()
     monkeypatch.setattr("biblioteca.embeddings.spare_cores", lambda: 1)
-    before = openmp_threads()
     seen = openmp_threads_seen_by(two_threads, monkeypatch)
     two_threads.embed_documents(TEXTS[:1])
     assert seen == [2]
-    assert openmp_threads() == before
+    assert two_threads._runner.submit(openmp_threads).result() == before
+
+
+def test_local_runs_every_call_on_one_thread_whichever_thread_asks(two_threads, monkeypatch):
+    callers: set[int] = set()
+    encode = two_threads._model.encode
+
+    def recording(texts, is_query):
+        callers.add(threading.get_ident())
+        return encode(texts, is_query)
+
+    monkeypatch.setattr(two_threads._model, "encode", recording)
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        vectors = list(pool.map(lambda text: two_threads.embed_query(f"{text} {uuid.uuid4()}"), TEXTS))
+    assert len(vectors) == len(TEXTS)
+    assert len(callers) == 1
+    assert threading.get_ident() not in callers
+
+
+def test_local_works_in_a_forked_child_after_the_parent_used_it(two_threads):
+    """A server that loads the app before forking its workers: the child cannot use the parent's runner
+    thread, which does not exist in it."""
+    parent = two_threads.embed_documents(TEXTS[:1])
+    pid = os.fork()
+    if pid == 0:
+        signal.alarm(60)
+        try:
+            same = np.allclose(two_threads.embed_documents(TEXTS[:1]), parent, atol=1e-5)
+        finally:
+            os._exit(0 if same else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
