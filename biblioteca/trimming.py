@@ -159,6 +159,14 @@ class TrimInput:
         return self._units.sections
 
     @property
+    def is_heading(self) -> np.ndarray:
+        return self._units.is_heading
+
+    @property
+    def heading_units(self) -> np.ndarray:
+        return self._units.heading_units
+
+    @property
     def hit_unit(self) -> int | None:
         """The first unit of the chunk retrieval found, in a grown passage."""
         if self.hit_start is None or not len(self.spans):
@@ -409,14 +417,13 @@ def lexical_evidence(
             value = shares[held] = share(frozenset(held))
         own[i] = value
     heading_share = share(_unit_terms(chunk.heading, chunk.language)) if chunk.heading else 0.0
-    units = chunk._units
-    if not len(units.heading_units):
+    if not len(chunk.heading_units):
         under = heading_weight * heading_share
         return np.where(own >= under, own, under).astype(np.float32)
     # Each unit's heading: the last heading unit at or before it, or the chunk's heading path before the first.
-    heading = np.concatenate(([heading_share], own[units.heading_units]))[units.sections]
+    heading = np.concatenate(([heading_share], own[chunk.heading_units]))[chunk.sections]
     under = heading_weight * heading
-    return np.where(units.is_heading | (own >= under), own, under).astype(np.float32)
+    return np.where(chunk.is_heading | (own >= under), own, under).astype(np.float32)
 
 
 def join_runs(text: str, spans: Sequence[tuple[int, int]], keep: Sequence[int]) -> str:
