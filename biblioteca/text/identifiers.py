@@ -14,12 +14,10 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from biblioteca.text.lexical import fold
+from biblioteca.text.lexical import fold, identifier_parts, is_compound
 
 _TOKEN = re.compile(r"(?<![\w-])(?:--)?\w+(?:(?:[.:/]{1,3}|-{1,2})\w+)*")
 _SEGMENTS = re.compile(r"[.:/]+")
-_SEPARATORS = re.compile(r"[._:/\-]+")
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _LOWER_CAMEL = re.compile(r"[a-z][a-z0-9]*[A-Z]")
 _JOINED = re.compile(r"\w[.:/_]+\w")
 _CODE = re.compile(r"`([^`\n]+)`")
@@ -27,7 +25,7 @@ _MIN_KEY = 4
 
 
 def _parts(segment: str) -> list[str]:
-    return [p.lower() for piece in _SEPARATORS.split(segment) for p in _CAMEL.split(piece) if p]
+    return [p.lower() for p in identifier_parts(segment)]
 
 
 def _keys(token: str, *, runs: bool) -> set[str]:
@@ -80,6 +78,6 @@ def identifier_keys(text: str) -> frozenset[str]:
     out: set[str] = set()
     for match in _TOKEN.finditer(fold(text)):
         token = match.group()
-        if token.startswith("--") or _SEPARATORS.search(token) or _CAMEL.search(token):
+        if token.startswith("--") or is_compound(token):
             out.update(_keys(token, runs=True))
     return frozenset(out)

@@ -54,20 +54,27 @@ def fold(text: str) -> str:
     return unicodedata.normalize("NFC", "".join(ch for ch in decomposed if not unicodedata.combining(ch)))
 
 
-def _parts(token: str) -> list[str]:
+def identifier_parts(token: str) -> list[str]:
+    """`token` split at its separators and camel-case joints, as spelled (`response_modelExclude` -> response,
+    model, Exclude); a plain word comes back alone."""
     return [p for piece in _SEPARATORS.split(token) for p in _CAMEL.split(piece) if p]
+
+
+def is_compound(token: str) -> bool:
+    """Whether `token` has a separator or a camel-case joint, i.e. may split into parts."""
+    return bool(_SEPARATORS.search(token) or _CAMEL.search(token))
 
 
 def _spelled(token: str) -> list[str]:
     """An identifier's parts, then its whole and each dotted segment's whole, joined and lower-cased."""
-    parts = _parts(token)
+    parts = identifier_parts(token)
     if len(parts) < 2:
         return [token]
     out = [p.lower() for p in parts]
     wholes = ["".join(parts)]
     segments = [s for s in re.split(r"[.:/]+", token) if s]
     if len(segments) > 1:
-        wholes.extend("".join(_parts(s)) for s in segments if len(_parts(s)) > 1)
+        wholes.extend("".join(identifier_parts(s)) for s in segments if len(identifier_parts(s)) > 1)
     out.extend(dict.fromkeys(w.lower() for w in wholes))
     return out
 
