@@ -65,6 +65,11 @@ def is_compound(token: str) -> bool:
     return bool(_SEPARATORS.search(token) or _CAMEL.search(token))
 
 
+def _plain(token: str) -> bool:
+    """A word `_spelled` would give back alone: letters and digits, no camel-case joint."""
+    return token.isalnum() and (token.islower() or _CAMEL.search(token) is None)
+
+
 def _spelled(token: str) -> list[str]:
     """An identifier's parts, then its whole and each dotted segment's whole, joined and lower-cased."""
     parts = identifier_parts(token)
@@ -85,8 +90,8 @@ def lexical_words(*parts: str) -> list[tuple[str, bool]]:
     for part in parts:
         for match in _WORDISH.finditer(fold(part)):
             token = match.group()
-            if token.isalnum() and (token.islower() or _CAMEL.search(token) is None):
-                words.append((token, True))  # a plain word: `_spelled` would give it back alone
+            if _plain(token):
+                words.append((token, True))
                 continue
             spelled = _spelled(token)
             words.extend((word, len(spelled) == 1 and word == token) for word in spelled)
@@ -113,7 +118,7 @@ def terms(text: str, *, language: str = "") -> list[str]:
     words: list[str] = []
     for match in _WORDISH.finditer(fold(text)):
         token = match.group()
-        if token.isalnum() and (token.islower() or _CAMEL.search(token) is None):
+        if _plain(token):
             words.append(token.lower())
         else:
             words.extend(w.lower() for word in _spelled(token) for w in _WORD.findall(word))
