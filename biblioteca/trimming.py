@@ -506,7 +506,7 @@ def trim_chunks(
             if params.passage_spread is not None:
                 margin = min(margin, params.passage_spread * spread)
             supporting = best - margin if chunk_floor is None else max(chunk_floor, best - margin)
-            if rank > 0 or not params.earlier_sections:
+            if rank > 0:
                 chunk_floor = supporting
             else:
                 chunk_floor = earlier_sections_floor(
