@@ -6,8 +6,9 @@ and its parameters, hybrid), the filters, the retrieval and embedding settings, 
 (`library_generation`, set afresh by database triggers in the transaction of every write to documents, chunks
 or sentences). A write moves the generation, so later reads miss and entries filed under older generations are
 never read again; they age out of the bounded store. The key also holds a fingerprint of the code that ranks and
-trims, so a deploy that changes it never serves what the old code found from a shared cache server. The store is Django's `retrieval_results` cache
-(RETRIEVAL_CACHE_SIZE entries per process in memory, or the CACHE_URL server's eviction and the TTL).
+trims, so a deploy that changes it never serves what the old code found from a shared cache server. The store is
+Django's `retrieval_results` cache (RETRIEVAL_CACHE_SIZE entries per process in memory, or the CACHE_URL server's
+eviction and the TTL).
 """
 
 from __future__ import annotations
