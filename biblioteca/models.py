@@ -64,8 +64,8 @@ class Chunk(models.Model):
         default=0,
         help_text="Words indexed in search_vector: the passage length full-text ranking normalises by.",
     )
-    # The document's scope, copied (a trigger, migration 0006, keeps it in step on every write) so that a search filters chunks by app
-    # without a join, and full-text statistics can be counted within one app.
+    # The document's scope, copied (a trigger, migration 0006, keeps it in step on every write) so that a search
+    # filters chunks by app without a join, and full-text statistics can be counted within one app.
     app = models.CharField(max_length=100, editable=False)
     source_type = models.CharField(max_length=50, editable=False)
 
