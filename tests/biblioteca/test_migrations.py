@@ -147,3 +147,62 @@ def test_existing_chunks_take_their_documents_scope_without_being_embedded_again
     assert len(rows) == 4 and all((app, source_type) == by_document[pk] for pk, app, source_type, _ in rows)
     assert all(embedding.endswith(",1]") for *_, embedding in rows)
     assert "(app, source_type)" in definition
+
+
+def _pending_pages() -> int:
+    """Moves the full-text index's pending entries into it, and says how many pages they filled."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT gin_clean_pending_list('chunk_search_vector_gin'::regclass)")
+        return cursor.fetchone()[0]
+
+
+def _add_chunks(Document, Chunk, *, app: str, count: int) -> None:
+    document = Document.objects.create(app=app, source_path="a.md", title="A", content_hash="0" * 16)
+    for index in range(count):
+        text = f"Rotate the signing key {index} before the certificate number {index * 7} expires."
+        Chunk.objects.create(
+            document=document,
+            chunk_index=index,
+            heading_path=[],
+            text=text,
+            start_offset=0,
+            end_offset=len(text),
+            token_count=12,
+            embedding=[0.0] * 383 + [1.0],
+            embedding_model="some-model",
+        )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE biblioteca_chunk SET search_vector = to_tsvector('english', text) WHERE document_id = %s",
+            [document.pk],
+        )
+
+
+def test_the_full_text_index_stops_keeping_a_pending_list_and_empties_the_one_it_had():
+    old = migrate([("biblioteca", "0006_chunk_scope_trigger")])
+    Document, Chunk = old.get_model("biblioteca", "Document"), old.get_model("biblioteca", "Chunk")
+    _add_chunks(Document, Chunk, app="t-gin-before", count=40)
+    assert _pending_pages() > 0  # before, writes wait in the pending list that every search reads
+    _add_chunks(Document, Chunk, app="t-gin-pending", count=40)
+    with connection.cursor() as cursor:
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+
+    new = migrate([("biblioteca", "0007_search_index_without_pending_list")])
+
+    assert _pending_pages() == 0
+    _add_chunks(
+        new.get_model("biblioteca", "Document"),
+        new.get_model("biblioteca", "Chunk"),
+        app="t-gin-after",
+        count=40,
+    )
+    assert _pending_pages() == 0
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT reloptions FROM pg_class WHERE relname = 'chunk_search_vector_gin'")
+        assert cursor.fetchone()[0] == ["fastupdate=off"]
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        cursor.execute(
+            "SELECT count(*) FROM biblioteca_chunk WHERE search_vector @@ to_tsquery('english', 'certificate') "
+            "AND text LIKE 'Rotate the signing key %%'"
+        )
+        assert cursor.fetchone()[0] == 120
