@@ -10,7 +10,8 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
@@ -128,6 +129,7 @@ class LocalE5Embedder(Embedder):
         self._lock = threading.Lock()
         self._runner: ThreadPoolExecutor | None = None
         self._runner_pid = 0
+        self._waiting: list[_Call] = []
 
     def threads_now(self) -> int:
         """Threads for the next call: this one's core plus the usable cores no other task wants right now."""
@@ -139,15 +141,73 @@ class LocalE5Embedder(Embedder):
         # Every call runs on one long-lived thread: each thread that starts OpenMP work gets its own team, and
         # with more team threads than cores the OpenMP runtime stops spinning, so a web server's request
         # threads calling in turn would lose the second core's gain to wake-ups.
+        # Calls that arrive while the model is busy wait together and are embedded in one model call, which
+        # costs less per text (measured: 16.8 ms a question in fours, 18.6 alone) and gives the same vectors.
+        call = _Call(texts=texts, is_query=is_query)
         with self._lock:
             if self._runner is None or self._runner_pid != os.getpid():
                 self._runner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="local-e5")
                 self._runner_pid = os.getpid()
-            return self._runner.submit(self._encode, texts, is_query).result()
+                self._waiting = []
+            self._waiting.append(call)
+            if len(self._waiting) == 1:
+                self._runner.submit(self._encode_waiting)
+        return call.result.result()
+
+    def _encode_waiting(self) -> None:
+        with self._lock:
+            calls, self._waiting = self._waiting, []
+        for group in _coalesced(calls, max_texts=COALESCE_MAX_TEXTS):
+            try:
+                vectors = self._encode([text for call in group for text in call.texts], group[0].is_query)
+            except Exception as exc:
+                if len(group) == 1:
+                    group[0].result.set_exception(exc)
+                else:  # each alone, so that one caller's failure is not the others'
+                    for call in group:
+                        self._encode_alone(call)
+                continue
+            start = 0
+            for call in group:
+                call.result.set_result(vectors[start : start + len(call.texts)])
+                start += len(call.texts)
+
+    def _encode_alone(self, call: _Call) -> None:
+        try:
+            call.result.set_result(self._encode(call.texts, call.is_query))
+        except Exception as exc:
+            call.result.set_exception(exc)
 
     def _encode(self, texts: list[str], is_query: bool) -> np.ndarray:
         with self._openmp.limit(limits=self.threads_now()):
             return self._model.encode(texts, is_query)
+
+
+COALESCE_MAX_TEXTS = 16
+
+
+@dataclass
+class _Call:
+    texts: list[str]
+    is_query: bool
+    result: Future = field(default_factory=Future)
+
+
+def _coalesced(calls: list[_Call], *, max_texts: int) -> list[list[_Call]]:
+    """Consecutive calls of one kind (queries or passages), up to `max_texts` texts a group: a big batch (an
+    ingest's) runs alone, and no call waits on more than a few others' texts."""
+    groups: list[list[_Call]] = []
+    for call in calls:
+        last = groups[-1] if groups else None
+        if (
+            last is not None
+            and last[0].is_query == call.is_query
+            and sum(len(c.texts) for c in last) + len(call.texts) <= max_texts
+        ):
+            last.append(call)
+        else:
+            groups.append([call])
+    return groups
 
 
 class OpenAIEmbedder(Embedder):

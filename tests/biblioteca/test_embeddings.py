@@ -12,7 +12,15 @@ import numpy as np
 import pytest
 import threadpoolctl
 
-from biblioteca.embeddings import EmbeddingError, LocalE5Embedder, OpenAIEmbedder, get_embedder
+from biblioteca.embeddings import (
+    EmbeddingError,
+    LocalE5Embedder,
+    OpenAIEmbedder,
+    _Call,
+    _coalesced,
+    get_embedder,
+)
+from biblioteca.query_cache import normalise_question
 from tests.conftest import free_port
 
 TEXTS = [
@@ -253,3 +261,79 @@ def test_local_works_in_a_forked_child_after_the_parent_used_it(two_threads):
             os._exit(0 if same else 1)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+class HeldModel:
+    """Wraps a local embedder's model: records each model call's texts, and holds the first call until
+    released, so that other calls arrive while the model is busy."""
+
+    def __init__(self, embedder: LocalE5Embedder, monkeypatch, *, fail_on: str | None = None) -> None:
+        self.calls: list[list[str]] = []
+        self.release = threading.Event()
+        self.encode = embedder._model.encode
+        self.fail_on = fail_on
+        monkeypatch.setattr(embedder._model, "encode", self)
+
+    def __call__(self, texts, is_query):
+        self.calls.append(list(texts))
+        if len(self.calls) == 1:
+            assert self.release.wait(30)
+        if self.fail_on in texts:
+            raise RuntimeError("this text cannot be embedded")
+        return self.encode(texts, is_query)
+
+
+def wait_until(condition) -> None:
+    for _ in range(3000):
+        if condition():
+            return
+        threading.Event().wait(0.01)
+    raise AssertionError("timed out")
+
+
+def test_local_embeds_the_calls_that_wait_for_a_busy_model_together_with_the_same_vectors(monkeypatch):
+    embedder = LocalE5Embedder(dimensions=384, threads=1)
+    questions = [normalise_question(f"{text} {uuid.uuid4()}") for text in TEXTS[:4]]
+    alone = [embedder._checked(embedder._encode([question], True), 1)[0] for question in questions]
+    held = HeldModel(embedder, monkeypatch)
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        first = pool.submit(embedder.embed_query, questions[0])
+        wait_until(lambda: len(held.calls) == 1)
+        rest = [pool.submit(embedder.embed_query, question) for question in questions[1:]]
+        wait_until(lambda: len(embedder._waiting) == 3)
+        held.release.set()
+        vectors = [first.result(30)] + [future.result(30) for future in rest]
+    assert [len(call) for call in held.calls] == [1, 3]
+    assert sorted(held.calls[1]) == sorted(questions[1:])
+    for got, expected in zip(vectors, alone):
+        np.testing.assert_array_equal(got, expected)
+
+
+def test_local_fails_only_the_call_whose_text_fails_when_calls_were_embedded_together(monkeypatch):
+    embedder = LocalE5Embedder(dimensions=384, threads=1)
+    held = HeldModel(embedder, monkeypatch, fail_on="this one breaks")
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        first = pool.submit(embedder.embed_documents, ["first"])
+        wait_until(lambda: len(held.calls) == 1)
+        good = pool.submit(embedder.embed_documents, ["a fine passage", "another"])
+        bad = pool.submit(embedder.embed_documents, ["this one breaks"])
+        wait_until(lambda: len(embedder._waiting) == 2)
+        held.release.set()
+        assert first.result(30).shape == (1, 384)
+        assert good.result(30).shape == (2, 384)
+        with pytest.raises(EmbeddingError, match="this text cannot be embedded"):
+            bad.result(30)
+    assert [len(call) for call in held.calls] == [1, 3, 2, 1]
+
+
+def test_waiting_calls_are_grouped_by_kind_in_order_and_a_big_batch_runs_alone():
+    calls = [
+        _Call(texts=["q1"], is_query=True),
+        _Call(texts=["q2"], is_query=True),
+        _Call(texts=["p1", "p2"], is_query=False),
+        _Call(texts=[f"p{i}" for i in range(20)], is_query=False),
+        _Call(texts=["p3"], is_query=False),
+        _Call(texts=["q3"], is_query=True),
+    ]
+    groups = _coalesced(calls, max_texts=16)
+    assert [[c.texts[0] for c in group] for group in groups] == [["q1", "q2"], ["p1"], ["p0"], ["p3"], ["q3"]]
