@@ -158,14 +158,14 @@ class LocalE5Embedder(Embedder):
         with self._lock:
             calls, self._waiting = self._waiting, []
         for group in _coalesced(calls, max_texts=COALESCE_MAX_TEXTS):
+            if len(group) == 1:
+                self._encode_alone(group[0])
+                continue
             try:
                 vectors = self._encode([text for call in group for text in call.texts], group[0].is_query)
-            except Exception as exc:
-                if len(group) == 1:
-                    group[0].result.set_exception(exc)
-                else:  # each alone, so that one caller's failure is not the others'
-                    for call in group:
-                        self._encode_alone(call)
+            except Exception:
+                for call in group:  # each alone, so that one caller's failure is not the others'
+                    self._encode_alone(call)
                 continue
             start = 0
             for call in group:

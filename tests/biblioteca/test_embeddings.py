@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import threading
+import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 
@@ -287,7 +288,7 @@ def wait_until(condition) -> None:
     for _ in range(3000):
         if condition():
             return
-        threading.Event().wait(0.01)
+        time.sleep(0.01)
     raise AssertionError("timed out")
 
 
