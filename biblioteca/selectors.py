@@ -139,22 +139,28 @@ class HybridParams:
 
 _DOCUMENT_FIELDS = ("app", "source_path", "source_type", "title", "url", "language")
 
-# The question's terms, parsed with the text-search configuration of every language in scope (a Spanish question
-# meets Spanish stems, an English one English stems), each weighed by its rarity within the scope searched (the
-# app and source type, from the chunk's own columns): its chunks holding the term, read off the GIN index up to
-# `max_df`, against the scope's size. A term in more than `max_df_share` of the scope (or `max_df` chunks) says
-# little and is left out, which also bounds the work; so is a term in none. A small scope keeps the terms found
-# in up to `common_floor` chunks, or a team's first pages would have no rare words at all. Other apps never move
-# the weights.
+# The question's terms, parsed with the text-search configuration of every language in scope (a Spanish
+# question meets Spanish stems, an English one English stems), less the words any of them drops as a function
+# word: in an app with English and Spanish docs, `spanish` keeps `how`, `do` and `i`, which then matched only
+# the Spanish pages quoting an English sentence and, rare there, ranked them first for every "How do I...?".
+# Each term is weighed by its rarity within the scope searched (the app and source type, from the chunk's own
+# columns): its chunks holding the term, read off the GIN index up to `max_df`, against the scope's size. A
+# term in more than `max_df_share` of the scope (or `max_df` chunks) says little and is left out, which also
+# bounds the work; so is a term in none. A small scope keeps the terms found in up to `common_floor` chunks,
+# or a team's first pages would have no rare words at all. Other apps never move the weights.
 # The scope's size is counted on the (app, source type) index up to `size_cap` chunks, so a question never counts
 # a large app's chunks: past the cap, weights are those of an app of `size_cap` chunks (a little flatter than the
 # true ones; still the app's own). The planner's estimate (pg_stats) would be closer, but planning its view
 # doubled the statement's planning time.
 _TERMS_SQL = """
+configs AS MATERIALIZED (
+    SELECT DISTINCT d.search_config::regconfig AS config FROM {document} d WHERE {document_scope}
+),
 query_terms AS MATERIALIZED (
     SELECT DISTINCT lexeme
-    FROM (SELECT DISTINCT d.search_config FROM {document} d WHERE {document_scope}) configs,
-         unnest(tsvector_to_array(to_tsvector(configs.search_config::regconfig, %(text)s))) AS lexeme
+    FROM unnest(%(words)s::text[]) AS w(word), configs,
+         unnest(tsvector_to_array(to_tsvector(configs.config, w.word))) AS lexeme
+    WHERE NOT EXISTS (SELECT 1 FROM configs c WHERE length(to_tsvector(c.config, w.word)) = 0)
 ),
 library AS MATERIALIZED (
     {library_size}
@@ -273,7 +279,7 @@ def _terms_sql(sql: str, *, app: str | None, source_type: str | None, **names: s
 
 def _terms_values(*, text: str, app: str | None, source_type: str | None, params: HybridParams) -> dict:
     return {
-        "text": question_text(text),
+        "words": question_text(text).split(),
         "app": app,
         "source_type": source_type,
         "max_df": params.max_df,

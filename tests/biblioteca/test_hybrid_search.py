@@ -311,6 +311,38 @@ def test_conversational_words_in_a_question_carry_no_weight_even_when_a_page_hol
     assert [c.lexical_rank for c in fused] == [None, None, None]
 
 
+def test_a_word_one_language_of_the_app_drops_as_a_function_word_is_no_term_in_the_other():
+    """Spanish keeps `how`, `do`, `i` and `the`, English keeps `como`: in an app with both, they matched only the
+    pages quoting the other language and, rare there, outranked the page the question is about."""
+    app = "t-hybrid-mixed"
+    pages = {
+        "preguntas.md": "# Preguntas frecuentes\n\nUn usuario escribió en inglés «How do I change the email?» y "
+        "la guía le contestó en español que el correo se cambia desde el perfil, como el nombre.",
+        "keys.md": "# Signing keys\n\nRotate the signing keys every ninety days from the security settings "
+        "page; the old key keeps verifying tokens for one more day.",
+        "billing.md": "# Billing\n\nInvoices are sent on the first day of each month to the billing address "
+        "saved in the account.",
+        "perfil.md": "# Perfil\n\nLa contraseña se cambia desde el perfil, en la sección de seguridad, y la "
+        "nueva vale en cuanto se guarda.",
+    }
+    for name, content in pages.items():
+        document_ingest(source_path=name, content=content, app=app)
+    assert set(Document.objects.filter(app=app).values_list("language", flat=True)) == {"en", "es"}
+
+    english = query_term_weights(text="How do I rotate the signing keys?", app=app)
+    assert {"how", "do", "i", "the"}.isdisjoint(english) and english["rotat"] > 0
+    spanish = query_term_weights(text="¿Cómo cambio la contraseña?", app=app)
+    assert "como" not in spanish and spanish["contrasen"] > 0
+    fused = chunk_search(
+        query_vector=vector_of("Will it snow in the mountains tomorrow?"),
+        top_k=1,
+        app=app,
+        query_text="How do I rotate the signing keys?",
+        hybrid=LEXICAL_ONLY,
+    )
+    assert paths(fused) == ["keys.md"]
+
+
 def test_a_small_app_keeps_the_words_several_of_its_pages_share():
     for i, topic in enumerate(("monthly", "yearly", "refunded")):
         document_ingest(
