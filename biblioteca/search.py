@@ -75,6 +75,7 @@ def hybrid_params() -> HybridParams:
         lexical_weight=settings.RETRIEVAL_HYBRID_LEXICAL_WEIGHT,
         sentence_weight=settings.RETRIEVAL_HYBRID_SENTENCE_WEIGHT,
         sentence_pool=settings.RETRIEVAL_HYBRID_SENTENCE_POOL,
+        other_language_weight=settings.RETRIEVAL_HYBRID_OTHER_LANGUAGE_WEIGHT,
     )
 
 

@@ -121,7 +121,9 @@ HYBRID_MAX_DF_SHARE = 0.25
 class HybridParams:
     """Reciprocal rank fusion: a chunk scores `weight / (rrf_k + rank)` on each side that ranks it; `k1` and
     `b` are BM25's saturation and length normalisation. `sentence_weight` 0 leaves the sentence side out; with
-    `keep_first` it reorders and promotes chunks but never takes first place from the other two sides' best."""
+    `keep_first` it reorders and promotes chunks but never takes first place from the other two sides' best.
+    In a scope with documents in several languages, a chunk whose document is in another language than the
+    question's (the one whose function words it uses) scores `other_language_weight` times as much."""
 
     candidates: int = 40
     rrf_k: int = 5
@@ -130,6 +132,7 @@ class HybridParams:
     sentence_weight: float = 1.0
     sentence_pool: int = 30
     keep_first: bool = True
+    other_language_weight: float = 1.0
     max_df: int = HYBRID_MAX_DF
     max_df_share: float = HYBRID_MAX_DF_SHARE
     common_floor: int = HYBRID_COMMON_FLOOR
@@ -189,13 +192,19 @@ _SCOPE_SIZE_SQL = """SELECT count(*)::float8 AS size
 # The vector side walks the HNSW index. The lexical side is BM25 on the GIN index, counting whether a chunk holds
 # a term rather than how often (chunks are short, and reading every matched chunk's positions measured no better):
 # each question term it holds adds its weight, normalised by the chunk's length against the matched chunks' mean.
-# Both filter on the chunk's own app and source type: no document is read until the `top_k` are known.
+# Both filter on the chunk's own app and source type: no document is read until the `top_k` are known (but for
+# the candidates' language in a scope of several, below).
 # The sentence side ranks the chunks the other two found by their best sentence's cosine (the vectors stored for
 # trimming): a question worded unlike the docs often matches one sentence of its answer closely while the whole
 # chunk's vector, diluted by its other sentences, ranks it tenth. It reads no index and no chunk the other sides
 # did not bring. It does not take first place from the chunk vectors and words agree on best: one close sentence
 # is weaker evidence than that, and the first passage is the one trimming keeps whole (measured: letting it move
 # the first place lost answers to trimming, and prose's ranking gained nothing in the top 5).
+# In a scope with documents in several languages, the question's language is the configuration that alone drops
+# the most of its words as function words (`how`, `do`; `cómo`, `de`), and a chunk in another language scores
+# `other_language_weight` times as much, both sides and the sentence side: translated pages otherwise take
+# places in the top 5 from the question's language. A question with no such words (`signing_key`) prefers none,
+# and a scope in one language is never touched.
 _SENTENCE_SIDE_SQL = """
 sentence_side AS (
     SELECT p.id, row_number() OVER (ORDER BY b.distance, p.id) AS rank
@@ -228,15 +237,35 @@ lexical_side AS (
           FROM (SELECT m.*, avg(m.length::float8) OVER () AS mean_length FROM matches m) m
           GROUP BY id ORDER BY score DESC, id LIMIT %(candidates)s) best
 ),
-pairs AS (
+language_votes AS MATERIALIZED (
+    SELECT c.config, count(*) AS votes
+    FROM configs c, unnest(%(words)s::text[]) AS w(word)
+    WHERE length(to_tsvector(c.config, w.word)) = 0
+      AND EXISTS (SELECT 1 FROM configs o WHERE length(to_tsvector(o.config, w.word)) > 0)
+    GROUP BY c.config
+),
+question_config AS MATERIALIZED (
+    SELECT config FROM language_votes v
+    WHERE votes > coalesce((SELECT max(o.votes) FROM language_votes o WHERE o.config <> v.config), 0)
+),
+unweighed_pairs AS (
     SELECT coalesce(v.id, l.id) AS id,
            coalesce(%(vector_weight)s::float8 / (%(rrf_k)s + v.rank), 0)
            + coalesce(%(lexical_weight)s::float8 / (%(rrf_k)s + l.rank), 0) AS fused,
            v.rank AS vector_rank, l.rank AS lexical_rank
     FROM vector_side v FULL OUTER JOIN lexical_side l ON l.id = v.id
+),
+pairs AS (
+    SELECT u.id, u.fused * f.factor AS fused, u.vector_rank, u.lexical_rank, f.factor
+    FROM unweighed_pairs u,
+         LATERAL (SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM question_config)
+                                   OR (SELECT d.search_config::regconfig FROM {chunk} c
+                                       JOIN {document} d ON d.id = c.document_id WHERE c.id = u.id)
+                                      = (SELECT config FROM question_config)
+                              THEN 1.0::float8 ELSE %(other_language_weight)s::float8 END AS factor OFFSET 0) f
 ),{sentence_side}
 fused AS (
-    SELECT p.id, p.fused + coalesce(%(sentence_weight)s::float8 / (%(rrf_k)s + s.rank), 0) AS fused,
+    SELECT p.id, p.fused + p.factor * coalesce(%(sentence_weight)s::float8 / (%(rrf_k)s + s.rank), 0) AS fused,
            p.vector_rank, p.lexical_rank, s.rank AS sentence_rank,
            %(keep_first)s AND p.id = (SELECT id FROM pairs ORDER BY fused DESC, vector_rank NULLS LAST LIMIT 1)
                AS first
@@ -334,6 +363,7 @@ def hybrid_chunk_search(
         "vector_weight": params.vector_weight,
         "lexical_weight": params.lexical_weight,
         "sentence_weight": params.sentence_weight,
+        "other_language_weight": params.other_language_weight,
         "sentence_pool": params.sentence_pool,
         "keep_first": params.keep_first,
         "k1": params.k1,

@@ -278,7 +278,7 @@ def test_the_source_type_filter_holds_on_both_sides_and_in_the_term_statistics(h
 
 def test_the_full_text_side_reads_the_chunks_own_scope(hybrid_library):
     """Filtering and counting by the chunk's own app and source type: the documents table is read only for the
-    configurations in scope and the `top_k` returned."""
+    configurations in scope, the candidates' language when the scope has several, and the `top_k` returned."""
     vector = vector_of("How do I mount routers?")
     with CaptureQueriesContext(connection) as captured:
         chunk_search(
@@ -291,7 +291,7 @@ def test_the_full_text_side_reads_the_chunks_own_scope(hybrid_library):
         )
     (sql,) = [q["sql"] for q in captured.captured_queries if "biblioteca_chunk" in q["sql"]]
     assert sql.count("c.app = ") >= 3 and "d.app = " in sql  # vector side, df, scope size; configurations
-    assert sql.count("JOIN biblioteca_document") == 1  # the final `top_k` only
+    assert sql.count("JOIN biblioteca_document") == 2  # a candidate's language, and the final `top_k`
 
 
 def test_conversational_words_in_a_question_carry_no_weight_even_when_a_page_holds_them(hybrid_library):
@@ -341,6 +341,66 @@ def test_a_word_one_language_of_the_app_drops_as_a_function_word_is_no_term_in_t
         hybrid=LEXICAL_ONLY,
     )
     assert paths(fused) == ["keys.md"]
+
+
+BILINGUAL = {
+    "en/keys.md": "# Secrets\n\nRotate the `signing_key` every ninety days from the security settings page of "
+    "the account; the old one keeps verifying the tokens it signed for one more day, so nobody is logged out.",
+    "es/keys.md": "# Claves\n\nCambia la `signing_key` cada noventa días.",
+    "en/billing.md": "# Billing\n\nInvoices are sent on the first day of each month to the billing address.",
+    "es/billing.md": "# Facturación\n\nLas facturas se envían el primer día de cada mes a la dirección de cobro.",
+}
+
+
+@pytest.fixture
+def bilingual_library():
+    for name, content in BILINGUAL.items():
+        document_ingest(source_path=name, content=content, app="t-hybrid-bilingual")
+    return "t-hybrid-bilingual"
+
+
+def first_paths(app: str, question: str, **params) -> list[str]:
+    return paths(
+        chunk_search(
+            query_vector=vector_of("Will it snow in the mountains tomorrow?"),
+            top_k=2,
+            app=app,
+            query_text=question,
+            hybrid=HybridParams(vector_weight=0.0, sentence_weight=0.0, **params),
+        )
+    )
+
+
+def test_in_an_app_with_two_languages_the_questions_language_comes_first(bilingual_library):
+    """Both pages hold `signing_key`; the Spanish one is shorter, so the words alone put it first."""
+    english = "How do I change the signing_key?"
+    assert first_paths(bilingual_library, english, other_language_weight=1.0)[0] == "es/keys.md"
+    assert first_paths(bilingual_library, english, other_language_weight=0.5)[0] == "en/keys.md"
+    spanish = "¿Cómo cambio la signing_key?"
+    assert first_paths(bilingual_library, spanish, other_language_weight=0.5)[0] == "es/keys.md"
+
+
+def test_a_question_without_function_words_has_no_language_to_prefer(bilingual_library):
+    bare = first_paths(bilingual_library, "signing_key", other_language_weight=1.0)
+    assert first_paths(bilingual_library, "signing_key", other_language_weight=0.5) == bare
+
+
+def test_an_app_in_one_language_ranks_the_same_whatever_the_questions_language():
+    for name, content in BILINGUAL.items():
+        if name.startswith("en/"):
+            document_ingest(source_path=name, content=content, app="t-hybrid-english")
+    for question in ("¿Cómo cambio la signing_key de las facturas?", "How do I change the signing_key?"):
+        ranked = [
+            chunk_search(
+                query_vector=vector_of(question),
+                top_k=2,
+                app="t-hybrid-english",
+                query_text=question,
+                hybrid=HybridParams(other_language_weight=weight),
+            )
+            for weight in (1.0, 0.1)
+        ]
+        assert [(c.pk, c.fused) for c in ranked[0]] == [(c.pk, c.fused) for c in ranked[1]]
 
 
 def test_a_small_app_keeps_the_words_several_of_its_pages_share():
