@@ -65,6 +65,17 @@ def paths(chunks) -> list[str]:
     return [c.document.source_path for c in chunks]
 
 
+def words_only(app: str, question: str, *, top_k: int, hybrid: HybridParams = LEXICAL_ONLY) -> list:
+    """The fused search with the vector of an unrelated question, so that only the words side ranks."""
+    return chunk_search(
+        query_vector=vector_of("Will it snow in the mountains tomorrow?"),
+        top_k=top_k,
+        app=app,
+        query_text=question,
+        hybrid=hybrid,
+    )
+
+
 def test_a_question_only_the_full_text_side_finds(hybrid_library):
     unrelated = vector_of("Will it snow in the mountains tomorrow?")
     vector_only = chunk_search(query_vector=unrelated, top_k=1, app=APP)
@@ -301,13 +312,7 @@ def test_conversational_words_in_a_question_carry_no_weight_even_when_a_page_hol
     assert "still" not in english and english["sauc"] > 0
     spanish = query_term_weights(text="¿Nadie actualiza el catálogo?", app=APP)
     assert "nadi" not in spanish and "nadie" not in spanish and spanish["catalog"] > 0
-    fused = chunk_search(
-        query_vector=vector_of("Will it snow in the mountains tomorrow?"),
-        top_k=3,
-        app=APP,
-        query_text="I still want it, nadie",
-        hybrid=LEXICAL_ONLY,
-    )
+    fused = words_only(APP, "I still want it, nadie", top_k=3)
     assert [c.lexical_rank for c in fused] == [None, None, None]
 
 
@@ -333,14 +338,7 @@ def test_a_word_one_language_of_the_app_drops_as_a_function_word_is_no_term_in_t
     assert {"how", "do", "i", "the"}.isdisjoint(english) and english["rotat"] > 0
     spanish = query_term_weights(text="¿Cómo cambio la contraseña?", app=app)
     assert "como" not in spanish and spanish["contrasen"] > 0
-    fused = chunk_search(
-        query_vector=vector_of("Will it snow in the mountains tomorrow?"),
-        top_k=1,
-        app=app,
-        query_text="How do I rotate the signing keys?",
-        hybrid=LEXICAL_ONLY,
-    )
-    assert paths(fused) == ["keys.md"]
+    assert paths(words_only(app, "How do I rotate the signing keys?", top_k=1)) == ["keys.md"]
 
 
 BILINGUAL = {
@@ -361,12 +359,8 @@ def bilingual_library():
 
 def first_paths(app: str, question: str, **params) -> list[str]:
     return paths(
-        chunk_search(
-            query_vector=vector_of("Will it snow in the mountains tomorrow?"),
-            top_k=2,
-            app=app,
-            query_text=question,
-            hybrid=HybridParams(vector_weight=0.0, sentence_weight=0.0, **params),
+        words_only(
+            app, question, top_k=2, hybrid=HybridParams(vector_weight=0.0, sentence_weight=0.0, **params)
         )
     )
 
