@@ -129,3 +129,20 @@ def vector_search_settings(app_configs=None, **kwargs):
             )
         )
     return problems
+
+
+@register()
+def hybrid_search_settings(app_configs=None, **kwargs):
+    """A share of a score: above 0 (0 would tie every section in another language at nothing), at most 1."""
+    from django.conf import settings
+
+    weight = settings.RETRIEVAL_HYBRID_OTHER_LANGUAGE_WEIGHT
+    if 0 < weight <= 1:
+        return []
+    return [
+        Error(
+            f"RETRIEVAL_HYBRID_OTHER_LANGUAGE_WEIGHT is {weight}.",
+            hint="Use a share above 0 and at most 1 (1: no preference for the question's language).",
+            id="biblioteca.E006",
+        )
+    ]

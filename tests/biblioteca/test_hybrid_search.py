@@ -13,6 +13,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext, override_settings
 
+from biblioteca.checks import hybrid_search_settings
 from biblioteca.embeddings import get_embedder
 from biblioteca.ingest import document_ingest
 from biblioteca.models import Document
@@ -477,3 +478,11 @@ def test_the_sentence_side_never_takes_first_place_from_what_vectors_and_words_a
     kept = chunk_search(query_vector=vector, top_k=5, app=APP, query_text=question, hybrid=loud)
     assert kept[0].id == two_sides[0].id
     assert [c.id for c in kept[1:]] == [c.id for c in free if c.id != two_sides[0].id][:4]
+
+
+@pytest.mark.parametrize("weight", [0.0, -0.5, 1.5])
+def test_a_language_weight_outside_its_range_is_a_configuration_error(settings, weight):
+    settings.RETRIEVAL_HYBRID_OTHER_LANGUAGE_WEIGHT = weight
+    assert [m.id for m in hybrid_search_settings()] == ["biblioteca.E006"]
+    settings.RETRIEVAL_HYBRID_OTHER_LANGUAGE_WEIGHT = 1.0
+    assert hybrid_search_settings() == []
