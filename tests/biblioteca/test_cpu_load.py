@@ -24,6 +24,8 @@ def test_spare_cores_counts_the_usable_cores_beyond_the_running_tasks(tmp_path):
     assert spare_cores(path=str(loadavg)) == usable_cores() - 1
     loadavg.write_text(f"4.00 4.00 4.00 {usable_cores() + 3}/100 42\n")
     assert spare_cores(path=str(loadavg)) == 0
+    loadavg.write_text("2.00 2.00 2.00 3/100 42\n")
+    assert spare_cores(usable=8, path=str(loadavg)) == 5  # the caller's own count of usable cores
 
 
 def test_spare_cores_is_none_where_the_kernel_does_not_say(tmp_path):

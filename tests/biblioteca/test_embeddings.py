@@ -208,25 +208,25 @@ def two_threads() -> LocalE5Embedder:
 def test_local_runs_on_two_threads_when_a_core_is_idle_and_on_one_when_none_is(two_threads, monkeypatch):
     # How busy a shared machine is cannot be arranged in a test, so the kernel's answer is replaced here.
     seen = openmp_threads_seen_by(two_threads, monkeypatch)
-    monkeypatch.setattr("biblioteca.embeddings.spare_cores", lambda: 1)
+    monkeypatch.setattr("biblioteca.embeddings.spare_cores", lambda **_: 1)
     idle = two_threads.embed_documents(TEXTS)
-    monkeypatch.setattr("biblioteca.embeddings.spare_cores", lambda: 0)
+    monkeypatch.setattr("biblioteca.embeddings.spare_cores", lambda **_: 0)
     busy = two_threads.embed_documents(TEXTS)
     assert seen == [2, 1]
     np.testing.assert_allclose(idle, busy, atol=1e-5)
 
 
 def test_local_never_exceeds_its_thread_setting(monkeypatch):
-    monkeypatch.setattr("biblioteca.embeddings.spare_cores", lambda: 7)
+    monkeypatch.setattr("biblioteca.embeddings.spare_cores", lambda **_: 7)
     assert LocalE5Embedder(dimensions=384, threads=1).threads_now() == 1
     assert LocalE5Embedder(dimensions=384, threads=3).threads_now() == 3
 
 
 def test_local_restores_the_thread_count_after_each_call(two_threads, monkeypatch):
-    monkeypatch.setattr("biblioteca.embeddings.spare_cores", lambda: 0)
+    monkeypatch.setattr("biblioteca.embeddings.spare_cores", lambda **_: 0)
     two_threads.embed_documents(TEXTS[:1])
     before = two_threads._runner.submit(openmp_threads).result()
-    monkeypatch.setattr("biblioteca.embeddings.spare_cores", lambda: 1)
+    monkeypatch.setattr("biblioteca.embeddings.spare_cores", lambda **_: 1)
     seen = openmp_threads_seen_by(two_threads, monkeypatch)
     two_threads.embed_documents(TEXTS[:1])
     assert seen == [2]
