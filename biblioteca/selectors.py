@@ -216,6 +216,28 @@ sentence_side AS (
 _NO_SENTENCE_SIDE_SQL = """
 sentence_side AS (SELECT NULL::bigint AS id, NULL::bigint AS rank WHERE false),"""
 
+_LANGUAGE_SIDE_SQL = """
+language_votes AS MATERIALIZED (
+    SELECT c.config, count(*) AS votes
+    FROM configs c, unnest(%(words)s::text[]) AS w(word)
+    WHERE length(to_tsvector(c.config, w.word)) = 0
+      AND EXISTS (SELECT 1 FROM configs o WHERE length(to_tsvector(o.config, w.word)) > 0)
+    GROUP BY c.config
+),
+question_config AS MATERIALIZED (
+    SELECT config FROM language_votes v
+    WHERE votes > coalesce((SELECT max(o.votes) FROM language_votes o WHERE o.config <> v.config), 0)
+),
+pairs AS (
+    SELECT u.id, u.fused * f.factor AS fused, u.vector_rank, u.lexical_rank, f.factor
+    FROM unweighed_pairs u,
+         LATERAL (SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM question_config)
+                                   OR (SELECT d.search_config::regconfig FROM {chunk} c
+                                       JOIN {document} d ON d.id = c.document_id WHERE c.id = u.id)
+                                      = (SELECT config FROM question_config)
+                              THEN 1.0::float8 ELSE %(other_language_weight)s::float8 END AS factor OFFSET 0) f
+),"""
+
 _HYBRID_SQL = (
     """
 WITH question AS MATERIALIZED (SELECT %(vector)s::vector AS vector, %(vector)s::halfvec AS half),
@@ -237,35 +259,15 @@ lexical_side AS (
           FROM (SELECT m.*, avg(m.length::float8) OVER () AS mean_length FROM matches m) m
           GROUP BY id ORDER BY score DESC, id LIMIT %(candidates)s) best
 ),
-language_votes AS MATERIALIZED (
-    SELECT c.config, count(*) AS votes
-    FROM configs c, unnest(%(words)s::text[]) AS w(word)
-    WHERE length(to_tsvector(c.config, w.word)) = 0
-      AND EXISTS (SELECT 1 FROM configs o WHERE length(to_tsvector(o.config, w.word)) > 0)
-    GROUP BY c.config
-),
-question_config AS MATERIALIZED (
-    SELECT config FROM language_votes v
-    WHERE votes > coalesce((SELECT max(o.votes) FROM language_votes o WHERE o.config <> v.config), 0)
-),
-unweighed_pairs AS (
+{raw_pairs} AS (
     SELECT coalesce(v.id, l.id) AS id,
            coalesce(%(vector_weight)s::float8 / (%(rrf_k)s + v.rank), 0)
            + coalesce(%(lexical_weight)s::float8 / (%(rrf_k)s + l.rank), 0) AS fused,
            v.rank AS vector_rank, l.rank AS lexical_rank
     FROM vector_side v FULL OUTER JOIN lexical_side l ON l.id = v.id
-),
-pairs AS (
-    SELECT u.id, u.fused * f.factor AS fused, u.vector_rank, u.lexical_rank, f.factor
-    FROM unweighed_pairs u,
-         LATERAL (SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM question_config)
-                                   OR (SELECT d.search_config::regconfig FROM {chunk} c
-                                       JOIN {document} d ON d.id = c.document_id WHERE c.id = u.id)
-                                      = (SELECT config FROM question_config)
-                              THEN 1.0::float8 ELSE %(other_language_weight)s::float8 END AS factor OFFSET 0) f
-),{sentence_side}
+),{language_side}{sentence_side}
 fused AS (
-    SELECT p.id, p.fused + p.factor * coalesce(%(sentence_weight)s::float8 / (%(rrf_k)s + s.rank), 0) AS fused,
+    SELECT p.id, p.fused + {sentence_factor}coalesce(%(sentence_weight)s::float8 / (%(rrf_k)s + s.rank), 0) AS fused,
            p.vector_rank, p.lexical_rank, s.rank AS sentence_rank,
            %(keep_first)s AND p.id = (SELECT id FROM pairs ORDER BY fused DESC, vector_rank NULLS LAST LIMIT 1)
                AS first
@@ -275,7 +277,8 @@ fused AS (
 SELECT c.id, c.document_id, c.chunk_index, c.heading_path, c.text, c.start_offset, c.end_offset, c.token_count,
        c.embedding_model, {document_columns}, 1 - (c.embedding <=> (SELECT vector FROM question)) AS score,
        f.fused, f.vector_rank, f.lexical_rank, f.sentence_rank,
-       (SELECT json_object_agg(lexeme, weight) FROM term_weights) AS query_terms
+       (SELECT json_object_agg(lexeme, weight) FROM term_weights) AS query_terms,
+       (SELECT count(*) FROM configs) AS scope_languages
 FROM fused f JOIN {chunk} c ON c.id = f.id JOIN {document} d ON d.id = c.document_id
 ORDER BY f.first DESC, f.fused DESC, f.vector_rank NULLS LAST
 """
@@ -334,6 +337,17 @@ def query_term_weights(
         return {lexeme: float(weight) for lexeme, weight in cursor.fetchall()}
 
 
+# How many languages each scope's documents are in, as its last search counted them (every search statement
+# counts them): a scope in one language searches without the language votes, and the first search after a
+# second language arrives brings the count that turns them on. Unknown scopes count as several.
+_scope_languages: dict[tuple[str | None, str | None], int] = {}
+
+
+def forget_scope_languages() -> None:
+    """Forget every scope's language count: the next search of each counts again, with the votes on."""
+    _scope_languages.clear()
+
+
 @replica_reads()
 def hybrid_chunk_search(
     *,
@@ -347,12 +361,21 @@ def hybrid_chunk_search(
     """Vector, full-text and best-sentence rankings fused by reciprocal rank, in one round trip; see
     `_HYBRID_SQL`."""
     sentence_side = _SENTENCE_SIDE_SQL if params.sentence_weight else _NO_SENTENCE_SIDE_SQL
+    scope = (app, source_type)
+    # A scope in one language (every factor would be 1) searches without the votes: they cost its statement
+    # about a millisecond of planning and execution.
+    several = params.other_language_weight != 1.0 and _scope_languages.get(scope, 2) > 1
     sql = _terms_sql(
         _HYBRID_SQL,
         app=app,
         source_type=source_type,
         document_columns=", ".join(f"d.{f} AS document__{f}" for f in _DOCUMENT_FIELDS),
         sentence_side=sentence_side.format(sentence=Sentence._meta.db_table),
+        raw_pairs="unweighed_pairs" if several else "pairs",
+        language_side=_LANGUAGE_SIDE_SQL.format(chunk=Chunk._meta.db_table, document=Document._meta.db_table)
+        if several
+        else "",
+        sentence_factor="p.factor * " if several else "",
     )
     values = {
         **_terms_values(text=query_text, app=app, source_type=source_type, params=params),
@@ -371,6 +394,8 @@ def hybrid_chunk_search(
     }
     raw = Chunk.objects.raw(sql, values)
     chunks = _nearest(lambda: list(raw), alias=raw.db, filtered=bool(app or source_type))
+    if chunks:
+        _scope_languages[scope] = chunks[0].scope_languages
     for chunk in chunks:
         chunk.document = Document.from_db(
             raw.db,

@@ -37,18 +37,21 @@ def wait_for_port(port: int, *, process: subprocess.Popen | None = None, timeout
 
 @pytest.fixture(autouse=True)
 def _fresh_query_vector_cache():
-    """Every test starts with no cached question vectors or retrieval results, so counted embedding calls and
-    queries do not depend on order."""
+    """Every test starts with no cached question vectors or retrieval results, and no scope's language count
+    remembered, so counted embedding calls and queries do not depend on order."""
     from django.core.cache import caches
 
     from biblioteca.query_cache import CACHE_ALIAS
     from biblioteca.retrieval_cache import CACHE_ALIAS as RESULTS_ALIAS
+    from biblioteca.selectors import forget_scope_languages
 
     for alias in (CACHE_ALIAS, RESULTS_ALIAS):
         caches[alias].clear()
+    forget_scope_languages()
     yield
     for alias in (CACHE_ALIAS, RESULTS_ALIAS):
         caches[alias].clear()
+    forget_scope_languages()
 
 
 @pytest.fixture(scope="session")

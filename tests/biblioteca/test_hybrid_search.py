@@ -288,6 +288,20 @@ def test_the_source_type_filter_holds_on_both_sides_and_in_the_term_statistics(h
     assert "ignor" in query_term_weights(text="ignored", app=APP, source_type="faq")
 
 
+def hybrid_statement(app: str, question: str, **params) -> str:
+    """The search statement one hybrid search sends."""
+    with CaptureQueriesContext(connection) as captured:
+        chunk_search(
+            query_vector=vector_of(question),
+            top_k=5,
+            app=app,
+            query_text=question,
+            hybrid=HybridParams(**params),
+        )
+    (sql,) = [q["sql"] for q in captured.captured_queries if "biblioteca_chunk" in q["sql"]]
+    return sql
+
+
 def test_the_full_text_side_reads_the_chunks_own_scope(hybrid_library):
     """Filtering and counting by the chunk's own app and source type: the documents table is read only for the
     configurations in scope, the candidates' language when the scope has several, and the `top_k` returned."""
@@ -299,11 +313,28 @@ def test_the_full_text_side_reads_the_chunks_own_scope(hybrid_library):
             app=APP,
             source_type="docs",
             query_text="include_router",
-            hybrid=HybridParams(),
+            hybrid=HybridParams(other_language_weight=0.7),
         )
     (sql,) = [q["sql"] for q in captured.captured_queries if "biblioteca_chunk" in q["sql"]]
     assert sql.count("c.app = ") >= 3 and "d.app = " in sql  # vector side, df, scope size; configurations
     assert sql.count("JOIN biblioteca_document") == 2  # a candidate's language, and the final `top_k`
+    assert (
+        hybrid_statement(APP, "include_router", other_language_weight=1.0).count("JOIN biblioteca_document")
+        == 1
+    )
+
+
+def test_a_scope_in_one_language_searches_without_the_language_votes_until_a_second_language_arrives():
+    app = "t-hybrid-one-language"
+    for name, content in BILINGUAL.items():
+        if name.startswith("en/"):
+            document_ingest(source_path=name, content=content, app=app)
+    question = "How do I change the signing_key?"
+    assert "language_votes" in hybrid_statement(app, question, other_language_weight=0.7)  # not counted yet
+    assert "language_votes" not in hybrid_statement(app, question, other_language_weight=0.7)
+    document_ingest(source_path="es/keys.md", content=BILINGUAL["es/keys.md"], app=app)
+    assert "language_votes" not in hybrid_statement(app, question, other_language_weight=0.7)  # counts two
+    assert "language_votes" in hybrid_statement(app, question, other_language_weight=0.7)
 
 
 def test_conversational_words_in_a_question_carry_no_weight_even_when_a_page_holds_them(hybrid_library):
