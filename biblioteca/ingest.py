@@ -27,7 +27,7 @@ from biblioteca.text.lexical import detect_language, lexical_text, search_config
 from biblioteca.text.sentences import split_sentence_spans
 from biblioteca.text.tokens import count_tokens
 
-MARKDOWN_SUFFIXES = (".md", ".markdown")
+MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")
 
 
 class IngestError(ApplicationError):
@@ -311,7 +311,7 @@ def find_markdown_files(paths: Iterable[str | Path]) -> list[SourceFile]:
             raise IngestError(f"{root}: no such file or directory")
         if root.is_file():
             if root.suffix.lower() not in MARKDOWN_SUFFIXES:
-                raise IngestError(f"{root}: not a markdown file (.md or .markdown)")
+                raise IngestError(f"{root}: not a markdown file (.md, .markdown or .mdx)")
             add(root, root.name)
             continue
         for path in sorted(root.rglob("*")):

@@ -21,6 +21,10 @@ with these deliberate differences:
   when the tail block is bigger than the overlap or the next block needs room.
 * YAML front matter supplies the title and is never indexed. Offsets always
   refer to the full string passed in (BOM and front matter included).
+* In MDX files (``.mdx``), top-level ``import``/``export`` statements and
+  ``{/* ... */}`` comments are the site's build code and notes, not text a reader
+  sees: no chunk starts or ends in them (they stay inside a chunk's slice only
+  when it spans them). Components' tags and their content are kept.
 * ``\\r\\n``, lone ``\\r`` line endings and a leading BOM are handled.
 * As in the original design, a document made only of headings becomes one chunk with the
   whole body and an empty heading path.
@@ -62,6 +66,10 @@ _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _WORD = re.compile(r"\S+")
 _ATOMIC_TOKENS = frozenset({"fence", "code_block", "html_block", "table_open"})
 _MARKDOWN = MarkdownIt("commonmark").enable("table")
+# MDX's rules: `import`/`export` then a space, unindented, at the top level; a paragraph can't be interrupted,
+# so a top-level paragraph that starts so is the statement, and both end at a blank line.
+_MDX_ESM = re.compile(r"(?:import|export)[ \t]")
+_MDX_COMMENTS = re.compile(r"\s*(?:\{/\*(?:[^*]|\*(?!/\}))*\*/\}\s*)+")  # each character one way: linear
 
 
 @dataclass(frozen=True)
@@ -108,6 +116,8 @@ class _Document:
     front: ParsedMarkdown
     lines: list[tuple[int, int]]
     tokens: list[Token]
+    # First line -> end line of blocks that are not indexed (an MDX file's statements and comments).
+    hidden: dict[int, int] = field(default_factory=dict)
 
 
 def content_hash(content: str) -> str:
@@ -118,6 +128,10 @@ def content_hash(content: str) -> str:
 def parse_front_matter(content: str) -> ParsedMarkdown:
     """Find a leading ``---`` YAML block; malformed YAML yields no title but never raises."""
     return _split_front_matter(content, _line_spans(content, _bom_length(content)))
+
+
+def is_mdx(filename: str) -> bool:
+    return PurePath(filename).suffix.lower() == ".mdx"
 
 
 def document_title(*, filename: str, content: str) -> str:
@@ -143,7 +157,7 @@ def chunk_markdown(
         raise ValueError(
             f"chunk_overlap must be >= 0 and smaller than chunk_size ({chunk_size}), got {chunk_overlap}"
         )
-    doc = _analyse(content)
+    doc = _analyse(content, mdx=is_mdx(filename))
     doc_title = title.strip() if title and title.strip() else _title(doc, filename)
 
     blocks = _atomic_blocks(doc)
@@ -218,13 +232,29 @@ def _front_matter_title(data: dict[str, Any]) -> str | None:
     return text or None
 
 
-def _analyse(content: str) -> _Document:
+def _analyse(content: str, *, mdx: bool = False) -> _Document:
     all_lines = _line_spans(content, _bom_length(content))
     front = _split_front_matter(content, all_lines)
     has_body = front.body_start < len(content)
     body_lines = [span for span in all_lines if span[0] >= front.body_start] if has_body else []
     tokens = _MARKDOWN.parse(content[front.body_start :]) if body_lines else []
-    return _Document(content=content, front=front, lines=body_lines, tokens=tokens)
+    doc = _Document(content=content, front=front, lines=body_lines, tokens=tokens)
+    if mdx:
+        doc.hidden.update(_mdx_code(doc))
+    return doc
+
+
+def _mdx_code(doc: _Document) -> dict[int, int]:
+    """First line -> end line of each top-level MDX statement (`import`, `export`) or comment block."""
+    hidden: dict[int, int] = {}
+    for token in doc.tokens:
+        if token.type != "paragraph_open" or token.level != 0 or not token.map:
+            continue
+        first, end = token.map
+        start, stop = doc.lines[first][0], doc.lines[end - 1][1]
+        if _MDX_ESM.match(doc.content, start) or _MDX_COMMENTS.fullmatch(doc.content, start, stop):
+            hidden[first] = end
+    return hidden
 
 
 def _top_headings(doc: _Document) -> list[tuple[Token, Token]]:
@@ -290,6 +320,9 @@ def _pieces(doc: _Document, section: _Section, blocks: dict[int, int], chunk_siz
     pieces: list[_Piece] = []
     line = section.first_line
     while line < section.end_line:
+        if line in doc.hidden:
+            line = min(doc.hidden[line], section.end_line)
+            continue
         block_end = min(blocks.get(line, line), section.end_line)
         if block_end > line:
             pieces.extend(_block_pieces(doc, line, block_end, chunk_size))

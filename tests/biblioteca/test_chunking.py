@@ -334,6 +334,83 @@ def test_bom_without_front_matter() -> None:
     assert parse_front_matter(content).body_start == 1
 
 
+# --- MDX ------------------------------------------------------------------
+
+MDX_PAGE = """---
+title: Deploy settings
+---
+import { Tabs, Tab } from '@site/components';
+import {
+  Callout,
+  Badge,
+} from '@site/components';
+
+export const meta = { sidebar: 'ops' };
+
+{/* Keep in step with the CLI reference. */}
+
+The deploy command reads `deploy.toml` from the project root.
+
+<Tabs>
+  <Tab label="CLI">
+  ```sh
+  acme deploy --region eu
+  ```
+  </Tab>
+</Tabs>
+
+## Regions
+
+  import is only a word when the paragraph is indented.
+
+- export is a word inside a list, too.
+
+```js
+import { deploy } from 'acme'
+export default deploy
+```
+
+Importing a region file works as well.
+"""
+
+
+def test_mdx_statements_and_comments_are_not_indexed() -> None:
+    chunks = chunk(MDX_PAGE, filename="guides/deploy.mdx")
+    assert_verbatim(MDX_PAGE, chunks)
+    text = "\n".join(c.text for c in chunks)
+    assert "@site/components" not in text
+    assert "sidebar" not in text
+    assert "Keep in step" not in text
+    assert chunks[0].text.startswith("The deploy command reads")
+    assert chunks[0].title == "Deploy settings"
+    # A component's content is text a reader sees.
+    assert "acme deploy --region eu" in chunks[0].text
+    regions = chunks[1].text
+    assert regions.startswith("import is only a word when the paragraph is indented.")
+    assert "- export is a word inside a list, too." in regions
+    assert "import { deploy } from 'acme'\nexport default deploy" in regions
+    assert regions.endswith("Importing a region file works as well.")
+
+
+def test_the_same_page_as_plain_markdown_keeps_every_line() -> None:
+    chunks = chunk(MDX_PAGE, filename="guides/deploy.md")
+    assert_verbatim(MDX_PAGE, chunks)
+    assert chunks[0].text.startswith("import { Tabs, Tab } from '@site/components';")
+    assert "Keep in step" in chunks[0].text
+
+
+def test_mdx_keywords_need_a_space_and_the_file_suffix_any_case() -> None:
+    content = "import('./lazy.js') loads on demand.\n\nexporting data is covered below.\n\nexport let x = 1\n"
+    chunks = chunk(content, filename="API.MDX")
+    assert [c.text for c in chunks] == [
+        "import('./lazy.js') loads on demand.\n\nexporting data is covered below."
+    ]
+
+
+def test_an_mdx_page_of_statements_only_gives_no_chunk() -> None:
+    assert chunk("import A from './a'\n\n{/* draft */}\n", filename="empty.mdx") == []
+
+
 # --- properties and performance -------------------------------------------
 
 _LINES = st.sampled_from(

@@ -131,6 +131,19 @@ def test_bad_files_are_reported_skipped_and_the_others_ingested(tmp_path):
     assert list(Document.objects.filter(app="t-bad").values_list("source_path", flat=True)) == ["good.md"]
 
 
+def test_mdx_pages_are_found_in_folders_and_accepted_alone(tmp_path):
+    write(tmp_path, "docs/setup.mdx", "import Note from './note'\n\n# Setup\n\nInstall the agent first.")
+    write(tmp_path, "docs/notes.txt", "not markdown")
+    report = directory_ingest(paths=[tmp_path / "docs"], app="t-mdx")
+    assert {r.source_path: r.status for r in report.results} == {"setup.mdx": "added"}
+    texts = list(Chunk.objects.filter(document__app="t-mdx").values_list("text", flat=True))
+    assert texts == ["Install the agent first."]
+    single = directory_ingest(paths=[tmp_path / "docs" / "setup.mdx"], app="t-mdx-one")
+    assert [r.status for r in single.results] == ["added"]
+    with pytest.raises(CommandError, match=r"not a markdown file \(\.md, \.markdown or \.mdx\)"):
+        call_command("ingest_docs", str(tmp_path / "docs" / "notes.txt"), "--app", "t-mdx", verbosity=0)
+
+
 def test_the_command_reports_failures_with_a_nonzero_exit(tmp_path, capsys):
     write(tmp_path, "good.md", "# Good\n\nFine.")
     write(tmp_path, "bad.md", b"\xff\xfe\x00broken")

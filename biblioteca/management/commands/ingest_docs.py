@@ -13,7 +13,7 @@ from biblioteca.selectors import stored_embedding_models
 
 
 class Command(BaseCommand):
-    help = "Ingest markdown files (.md, .markdown) into the library: chunk, embed, store. Unchanged files are skipped."
+    help = "Ingest markdown files (.md, .markdown, .mdx) into the library: chunk, embed, store. Unchanged files are skipped."
 
     def add_arguments(self, parser):
         parser.add_argument("paths", nargs="+", help="Markdown files or folders (searched recursively).")
