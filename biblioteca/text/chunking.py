@@ -19,7 +19,7 @@ with these deliberate differences:
   it is split at line boundaries (and a single over-long line at words).
   Overlap is made of whole blocks, so it may be smaller than ``chunk_overlap``
   when the tail block is bigger than the overlap or the next block needs room.
-* YAML front matter supplies the title and is never indexed. Offsets always
+* YAML (``---``) or TOML (``+++``) front matter supplies the title and is never indexed. Offsets always
   refer to the full string passed in (BOM and front matter included).
 * In MDX files (``.mdx``), top-level ``import``/``export`` statements and
   ``{/* ... */}`` comments are the site's build code and notes, not text a reader
@@ -38,6 +38,7 @@ from __future__ import annotations
 import datetime
 import hashlib
 import re
+import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePath
@@ -203,15 +204,21 @@ def _line_spans(content: str, start: int) -> list[tuple[int, int]]:
 
 
 def _split_front_matter(content: str, lines: list[tuple[int, int]]) -> ParsedMarkdown:
+    """YAML between `---` lines (closed by `---` or `...`), or TOML between `+++` lines (Hugo, Zola)."""
     no_front_matter = ParsedMarkdown(title=None, body_start=lines[0][0], front_matter={})
     first_start, first_end = lines[0]
-    if content[first_start:first_end].rstrip(" \t") != "---":
+    opening = content[first_start:first_end].rstrip(" \t")
+    if opening == "---":
+        closings, load = ("---", "..."), _load_yaml
+    elif opening == "+++":
+        closings, load = ("+++",), _load_toml
+    else:
         return no_front_matter
     for index in range(1, len(lines)):
         line_start, line_end = lines[index]
-        if content[line_start:line_end].rstrip(" \t") in ("---", "..."):
+        if content[line_start:line_end].rstrip(" \t") in closings:
             body_start = lines[index + 1][0] if index + 1 < len(lines) else len(content)
-            data = _load_yaml(content[lines[1][0] : line_start])
+            data = load(content[lines[1][0] : line_start])
             return ParsedMarkdown(title=_front_matter_title(data), body_start=body_start, front_matter=data)
     return no_front_matter
 
@@ -222,6 +229,13 @@ def _load_yaml(text: str) -> dict[str, Any]:
     except Exception:
         return {}
     return data if isinstance(data, dict) else {}
+
+
+def _load_toml(text: str) -> dict[str, Any]:
+    try:
+        return tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, RecursionError):  # deep nesting overflows the parser
+        return {}
 
 
 def _front_matter_title(data: dict[str, Any]) -> str | None:

@@ -304,6 +304,24 @@ def test_non_mapping_front_matter_and_unclosed_dashes() -> None:
     assert [c.text for c in chunk(unclosed)] == ["---\ntext after a rule"]
 
 
+def test_toml_front_matter_gives_title_and_is_not_indexed() -> None:
+    content = '+++\ntitle = "Rolling updates"\nweight = 20\n[params]\nhidden = false\n+++\nReplace pods a few at a time.\n'
+    parsed = parse_front_matter(content)
+    assert parsed.title == "Rolling updates"
+    assert parsed.front_matter == {"title": "Rolling updates", "weight": 20, "params": {"hidden": False}}
+    chunks = chunk(content, filename="_index.md")
+    assert [(c.title, c.text) for c in chunks] == [("Rolling updates", "Replace pods a few at a time.")]
+    assert_verbatim(content, chunks)
+
+
+def test_broken_toml_front_matter_is_skipped_without_title() -> None:
+    for block in ("title = \n", "a = " + "[" * 5000 + "]" * 5000 + "\n"):
+        content = f"+++\n{block}+++\nBody."
+        assert parse_front_matter(content).front_matter == {}
+        assert [(c.title, c.text) for c in chunk(content, filename="notes/raw.md")] == [("raw", "Body.")]
+    assert parse_front_matter("+++\ntitle = 'x'\n---\nBody.").body_start == 0
+
+
 def test_front_matter_only_document() -> None:
     assert chunk("---\ntitle: Empty\n---\n") == []
     assert chunk("---\ntitle: Empty\n---") == []
