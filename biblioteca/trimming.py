@@ -233,7 +233,9 @@ _TABLE_ROW = re.compile(r"\|")
 _TABLE_RULE = re.compile(r"\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)*\|?[ \t]*$")
 _FIELD = re.compile(r"(?:[-*+][ \t]+)?(?:\*\*|__)?[^\W\d_][\w ()/-]{0,30}:(?:\*\*|__)?[ \t]*\S")
 _FIELD_MAX = 160
-_MARKUP = re.compile(r"\s*(?:</?[A-Za-z][^>\n]*>|/{3}[^\n]*|:{3}[^\n]*|\{\*[^\n]*\*\}|\W*)\s*")
+_MARKUP = re.compile(
+    r"\s*(?:</?[A-Za-z][^>\n]*>|/{3}[^\n]*|:{3}[^\n]*|\{\*[^\n]*\*\}|\{\{[<%][^\n]*[%>]\}\}|\{%[^\n]*%\}|\{:[^\n]*\}|\W*)\s*"
+)
 
 
 @lru_cache(maxsize=50_000)
@@ -257,7 +259,8 @@ def _shape(unit: str) -> str:
 @lru_cache(maxsize=50_000)
 def is_markup(unit: str) -> bool:
     """A unit with no words for a reader: an HTML tag line, an admonition fence (`///`, `:::`), an include
-    directive (`{* file *}`), punctuation."""
+    directive (`{* file *}`), a template tag (Hugo's `{{< note >}}`, Liquid's `{% endhint %}`), a kramdown
+    attribute list (`{: .note }`), punctuation."""
     return bool(_MARKUP.fullmatch(unit))
 
 
