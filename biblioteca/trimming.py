@@ -234,7 +234,7 @@ _TABLE_RULE = re.compile(r"\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)*\
 _FIELD = re.compile(r"(?:[-*+][ \t]+)?(?:\*\*|__)?[^\W\d_][\w ()/-]{0,30}:(?:\*\*|__)?[ \t]*\S")
 _FIELD_MAX = 160
 _MARKUP = re.compile(
-    r"\s*(?:</?[A-Za-z][^>\n]*>|/{3}[^\n]*|:{3}[^\n]*|\{\*[^\n]*\*\}|\{\{[<%][^\n]*[%>]\}\}|\{%[^\n]*%\}|\{:[^\n]*\}|\W*)\s*"
+    r"\s*(?:(?:</?[A-Za-z][^>\n]*>\s*)+|/{3}[^\n]*|:{3}[^\n]*|\{\*[^\n]*\*\}|\{\{[<%][^\n]*[%>]\}\}|\{%[^\n]*%\}|\{:[^\n]*\}|\W*)\s*"
 )
 
 
@@ -258,9 +258,9 @@ def _shape(unit: str) -> str:
 
 @lru_cache(maxsize=50_000)
 def is_markup(unit: str) -> bool:
-    """A unit with no words for a reader: an HTML tag line, an admonition fence (`///`, `:::`), an include
-    directive (`{* file *}`), a template tag (Hugo's `{{< note >}}`, Liquid's `{% endhint %}`), a kramdown
-    attribute list (`{: .note }`), punctuation."""
+    """A unit with no words for a reader: HTML tags alone (`</div>`, `<Tabs>` over `<TabItem>`), an admonition
+    fence (`///`, `:::`), an include directive (`{* file *}`), a template tag (Hugo's `{{< note >}}`, Liquid's
+    `{% endhint %}`), a kramdown attribute list (`{: .note }`), punctuation."""
     return bool(_MARKUP.fullmatch(unit))
 
 

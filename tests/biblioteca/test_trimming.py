@@ -400,6 +400,8 @@ def test_the_window_spread_gives_context_only_to_strong_evidence():
     [
         ("</div>", True),
         ('<div class="termy">', True),
+        ('<Tabs>\n  <TabItem value="npm" label="npm">', True),
+        ("</TabItem>\n</Tabs>", True),
         ("/// tip | Consejo", True),
         ("///", True),
         ("::: warning", True),
