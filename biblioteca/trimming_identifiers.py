@@ -64,10 +64,17 @@ def _holders(
 
 
 def _first_words(chunk: TrimInput, start: int) -> int | None:
-    """The first unit from `start` that is neither markup nor a heading, unless a heading comes first."""
+    """The first unit from `start` that is neither markup nor a heading, unless a heading comes first; past an
+    option's field lines (`Type:`, `Default:`, kept as the heading's companions) to the sentence saying what it
+    does, when one follows them."""
+    field = None
     for j in range(start, len(chunk.units)):
         if chunk.shapes[j] == "heading":
-            return None
-        if not chunk.markup[j]:
+            break
+        if chunk.markup[j]:
+            continue
+        if chunk.shapes[j] != "field":
             return j
-    return None
+        if field is None:
+            field = j
+    return field

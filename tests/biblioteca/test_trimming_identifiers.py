@@ -180,6 +180,38 @@ def test_a_passage_under_a_heading_naming_the_identifier_keeps_its_first_sentenc
     )
 
 
+def test_an_option_heading_keeps_the_sentence_after_its_field_lines():
+    best = passage(["Caching speeds up cold starts.", "It is on by default."], [0.93, 0.90])
+    option = passage(
+        [
+            "## server.warmCache",
+            "- **Experimental:** yes",
+            "- **Type:** `boolean`",
+            "- **Default:** `true`",
+            "When enabled, the first requests wait until the cache is filled.",
+            "This avoids a second reload.",
+        ],
+        [0.0, 0.80, 0.78, 0.79, 0.82, 0.78],
+    )
+    assert trim_chunks([best, option], QUERY, PARAMS)[1].dropped
+    kept = trim([best, option], "What is server.warmCache for?")[1]
+    assert kept.text == (
+        "## server.warmCache\n- **Experimental:** yes\n- **Type:** `boolean`\n- **Default:** `true`\n"
+        "When enabled, the first requests wait until the cache is filled."
+    )
+
+
+def test_an_option_heading_with_only_field_lines_keeps_them():
+    best = passage(["Caching speeds up cold starts.", "It is on by default."], [0.93, 0.90])
+    option = passage(
+        ["## server.warmCache", "- **Type:** `boolean`", "- **Default:** `true`"], [0.0, 0.80, 0.79]
+    )
+    kept = trim([best, option], "What is server.warmCache for?")[1]
+    assert kept.text == "## server.warmCache\n- **Type:** `boolean`\n- **Default:** `true`"
+    bare = trim([best, option], "What is server.warmCache for?", replace(PARAMS, companions=False))[1]
+    assert bare.text == "## server.warmCache\n- **Type:** `boolean`"
+
+
 def test_an_identifier_held_by_many_units_is_not_rare_and_changes_nothing():
     lines = [f"Use `import.meta.env` for setting {i}." for i in range(8)]
     best = passage(["The answer sits here.", *lines], [0.90] + [0.70] * 8)
