@@ -6,7 +6,9 @@ happen before it sees a text, on both the stored side and the question's side:
   `configuración` and `configuracion` meet;
 - identifiers are spelled out, because PostgreSQL's parser reads `app.include_router` as the host name
   `app.include` plus `router`: each identifier gives its parts (`app`, `include`, `router`) and its whole,
-  joined (`appincluderouter`, `includerouter`), so a question naming it whole or by a part finds it.
+  joined (`appincluderouter`, `includerouter`), so a question naming it whole or by a part finds it; a
+  command-line flag also gives itself as one word (`--port` -> `port`, `flagport`), since the parser drops
+  its dashes.
 The trimmer uses the same terms, stemmed with the Snowball stemmers PostgreSQL itself uses.
 """
 
@@ -38,8 +40,11 @@ SEARCH_CONFIGS = {
     "tr": "turkish",
 }
 SIMPLE_CONFIG = "simple"
+# A flag named by a common word (`--app`, `--host`, `--force`) would be found only by that word, which most pages
+# hold; its own word is as rare as the flag. PostgreSQL's parser drops the dashes, so the flag is spelled out.
+FLAG_PREFIX = "flag"
 
-_WORDISH = re.compile(r"\w+(?:(?:[.:/]|-{1,2})\w+)*")
+_WORDISH = re.compile(r"(?:(?<![\w-])--(?=\w))?\w+(?:(?:[.:/]|-{1,2})\w+)*")
 _SEPARATORS = re.compile(r"[._:/\-]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _WORD = re.compile(r"[^\W_]+")
@@ -71,7 +76,11 @@ def _plain(token: str) -> bool:
 
 
 def _spelled(token: str) -> list[str]:
-    """An identifier's parts, then its whole and each dotted segment's whole, joined and lower-cased."""
+    """An identifier's parts, then its whole and each dotted segment's whole, joined and lower-cased; a
+    command-line flag's spelling, then the flag itself as one word (`--app` -> app, flagapp)."""
+    if token.startswith("--"):
+        body = token[2:]
+        return [*_spelled(body), FLAG_PREFIX + "".join(identifier_parts(body)).lower()]
     parts = identifier_parts(token)
     if len(parts) < 2:
         return [token]

@@ -161,6 +161,20 @@ def test_identifiers_match_whole_and_by_their_parts(hybrid_library, question):
     assert paths(hits) == ["routers.md"]
 
 
+def test_a_flag_named_by_a_common_word_is_found_by_the_flag(hybrid_library):
+    pages = {
+        "cli.md": "# Command line\n\n| Option | Description |\n|---|---|\n"
+        "| `--open` | Opens the browser when the server starts |\n| `--strict` | Exits when the port is taken |",
+        "editor.md": "# Editor\n\nOpen the file, open its settings and open the panel: open tabs stay open until "
+        "you close them.",
+        "tabs.md": "# Tabs\n\nEvery open tab keeps its place; an open tab that you pin stays open after a restart.",
+    }
+    for name, content in pages.items():
+        document_ingest(source_path=name, content=content, app=APP)
+    assert paths(words_only(APP, "What does the --open flag do?", top_k=1)) == ["cli.md"]
+    assert paths(words_only(APP, "What does open do here?", top_k=1)) != ["cli.md"]
+
+
 def test_a_whole_identifier_outweighs_its_parts(hybrid_library):
     document_ingest(
         source_path="models.md",

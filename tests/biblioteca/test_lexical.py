@@ -36,7 +36,12 @@ def test_fold_leaves_plain_text_alone():
             ["response", "model", "exclude", "unset", "responsemodelexcludeunset"],
         ),
         ("DATABASE_URL", ["database", "url", "databaseurl"]),
-        ("--port", ["port"]),
+        ("--port", ["port", "flagport"]),  # a flag named by a common word is a word of its own too
+        ("--assetsInlineLimit", ["assets", "inline", "limit", "assetsinlinelimit", "flagassetsinlinelimit"]),
+        ("`--base=/app/`", ["base", "flagbase", "app"]),
+        ("x--y", ["x", "y", "xy"]),  # dashes inside a word make no flag
+        ("---port", ["port"]),
+        ("a -- b", ["a", "b"]),
         ("HTTPException", ["http", "exception", "httpexception"]),
     ],
 )

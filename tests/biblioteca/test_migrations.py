@@ -206,3 +206,51 @@ def test_the_full_text_index_stops_keeping_a_pending_list_and_empties_the_one_it
             "AND text LIKE 'Rotate the signing key %%'"
         )
         assert cursor.fetchone()[0] == 120
+
+
+def test_chunks_holding_a_flag_are_indexed_again_with_its_own_word_and_the_others_left_alone():
+    old = migrate([("biblioteca", "0007_search_index_without_pending_list")])
+    Document, Chunk = old.get_model("biblioteca", "Document"), old.get_model("biblioteca", "Chunk")
+    document = Document.objects.create(
+        app="t-flags", source_path="cli.md", title="CLI", content_hash="0" * 16, search_config="english"
+    )
+    texts = {
+        "flag": "Start the server with `--host` to listen on every address.",
+        "heading": "Listens on every address.",
+        "plain": "The host name comes from the operating system.",
+    }
+    headings = {"flag": ["# CLI"], "heading": ["# CLI", "## `--open`"], "plain": ["# CLI"]}
+    ids = {}
+    for index, (name, text) in enumerate(texts.items()):
+        ids[name] = Chunk.objects.create(
+            document=document,
+            chunk_index=index,
+            heading_path=headings[name],
+            text=text,
+            start_offset=0,
+            end_offset=len(text),
+            token_count=12,
+            embedding=[0.0] * 383 + [1.0],
+            embedding_model="some-model",
+        ).pk
+    with connection.cursor() as cursor:  # as indexed before flags had a word of their own
+        cursor.execute(
+            "UPDATE biblioteca_chunk SET search_vector = to_tsvector('english', text) WHERE document_id = %s",
+            [document.pk],
+        )
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+    calls = get_embedder().calls
+
+    migrate([("biblioteca", "0008_flag_words")])
+
+    assert get_embedder().calls == calls
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT id, search_vector::text, embedding::text FROM biblioteca_chunk WHERE document_id = %s",
+            [document.pk],
+        )
+        rows = {pk: (vector, embedding) for pk, vector, embedding in cursor.fetchall()}
+    assert "'flaghost'" in rows[ids["flag"]][0] and "'host'" in rows[ids["flag"]][0]
+    assert "'flagopen'" in rows[ids["heading"]][0] and "'cli'" in rows[ids["heading"]][0]
+    assert rows[ids["plain"]][0] == "'come':4 'host':2 'name':3 'oper':7 'system':8"  # untouched
+    assert all(embedding.endswith(",1]") for _, embedding in rows.values())

@@ -1,0 +1,55 @@
+"""Command-line flags become words of their own in the full-text index (`--port` -> `port`, `flagport`).
+
+Only chunks whose title, headings or text hold two dashes are indexed again, from their stored text and with
+their document's configuration: nothing is embedded again.
+"""
+
+from django.db import migrations
+
+from biblioteca.text.lexical import lexical_text
+
+# The same statement as biblioteca.ingest's, frozen here as migrations must be.
+INDEX_SQL = (
+    "UPDATE {table} AS c SET search_vector = t.vector, "
+    "search_length = (SELECT coalesce(sum(cardinality(u.positions)), 0) FROM unnest(t.vector) AS u) "
+    "FROM (SELECT v.id, to_tsvector(%s::regconfig, v.body) AS vector "
+    "FROM unnest(%s::bigint[], %s::text[]) AS v(id, body)) AS t WHERE c.id = t.id"
+)
+CANDIDATES_SQL = (
+    "SELECT c.id FROM {chunk} AS c JOIN {document} AS d ON d.id = c.document_id "
+    "WHERE c.document_id = %s AND (c.text LIKE '%%--%%' OR d.title LIKE '%%--%%' "
+    "OR c.heading_path::text LIKE '%%--%%')"
+)
+
+
+def index_chunks_with_flags(apps, schema_editor):
+    Document = apps.get_model("biblioteca", "Document")
+    Chunk = apps.get_model("biblioteca", "Chunk")
+    connection = schema_editor.connection
+    alias = connection.alias
+    for document in Document.objects.using(alias).order_by("pk").iterator():
+        with connection.cursor() as cursor:
+            cursor.execute(
+                CANDIDATES_SQL.format(chunk=Chunk._meta.db_table, document=Document._meta.db_table),
+                [document.pk],
+            )
+            ids = [row[0] for row in cursor.fetchall()]
+        if not ids:
+            continue
+        chunks = list(Chunk.objects.using(alias).filter(pk__in=ids).only("pk", "heading_path", "text"))
+        bodies = [lexical_text(document.title, *c.heading_path, c.text) for c in chunks]
+        with connection.cursor() as cursor:
+            cursor.execute(
+                INDEX_SQL.format(table=Chunk._meta.db_table),
+                [document.search_config, [c.pk for c in chunks], bodies],
+            )
+
+
+class Migration(migrations.Migration):
+    dependencies = [
+        ("biblioteca", "0007_search_index_without_pending_list"),
+    ]
+
+    operations = [
+        migrations.RunPython(index_chunks_with_flags, migrations.RunPython.noop, elidable=True),
+    ]
