@@ -10,7 +10,9 @@ left out: an identifier's parts (`keep` in `keep_alive`) and its whole stay.
 
 from __future__ import annotations
 
-from biblioteca.text.lexical import lexical_words
+import re
+
+from biblioteca.text.lexical import fold, lexical_words
 
 _ENGLISH = """
     able actually already also anybody anyone anything anyway anyways apparently basically can cannot cant could
@@ -35,8 +37,17 @@ _SPANISH = """
 QUESTION_FILLER = frozenset((_ENGLISH + _SPANISH).split())
 
 
+# A capitalised word inside a sentence is a name ("¿Qué es Hey API?", "does Keep sync?"), not the filler
+# word it is spelled like; at the start of a sentence, capitals say nothing.
+_NAME = re.compile(r"(?<![.!?¿¡:;\s])(\s+)([A-Z][a-z]+)\b")
+
+
 def question_text(text: str) -> str:
-    """`lexical_text(text)` for a question: the same terms, less the plain words in `QUESTION_FILLER`."""
+    """`lexical_text(text)` for a question: the same terms, less the plain words in `QUESTION_FILLER` that it
+    does not use as names."""
+    names = {match.group(2).lower() for match in _NAME.finditer(fold(text))}
     return " ".join(
-        word for word, plain in lexical_words(text) if not (plain and word.lower() in QUESTION_FILLER)
+        word
+        for word, plain in lexical_words(text)
+        if not (plain and word.lower() in QUESTION_FILLER and word.lower() not in names)
     )

@@ -22,7 +22,21 @@ def test_conversational_words_are_left_out_in_both_languages(question, expected)
 
 
 def test_case_and_accents_do_not_hide_a_filler_word():
-    assert question_text("QUIERO Todavía Ningún puerto") == "puerto"
+    assert question_text("QUIERO todavía ningún puerto") == "puerto"
+    assert question_text("Todavía falla. Ningún puerto responde") == "falla puerto responde"
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("¿Qué es Hey API y para qué sirve?", "Que es Hey API y para que sirve"),
+        ("Does Keep sync my notes?", "Keep sync my notes"),
+        ("Hey, how do I keep my notes?", "how do I my notes"),
+        ("hey what does Keep do? Keep calm.", "what Keep do Keep calm"),
+    ],
+)
+def test_a_filler_word_capitalised_inside_a_sentence_is_a_name_and_stays(question, expected):
+    assert question_text(question) == expected
 
 
 def test_identifiers_keep_every_part_even_a_filler_one():
