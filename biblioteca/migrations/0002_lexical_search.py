@@ -8,16 +8,8 @@ import django.contrib.postgres.search
 from django.conf import settings
 from django.db import migrations, models
 
-from biblioteca.text.lexical import detect_language, lexical_text, search_config
-
-
-# The same statement as biblioteca.ingest's, frozen here as migrations must be.
-INDEX_SQL = (
-    "UPDATE {table} AS c SET search_vector = t.vector, "
-    "search_length = (SELECT coalesce(sum(cardinality(u.positions)), 0) FROM unnest(t.vector) AS u) "
-    "FROM (SELECT v.id, to_tsvector(%s::regconfig, v.body) AS vector "
-    "FROM unnest(%s::bigint[], %s::text[]) AS v(id, body)) AS t WHERE c.id = t.id"
-)
+from biblioteca.migrations._search_index import index_chunks
+from biblioteca.text.lexical import detect_language, search_config
 
 
 def index_existing_chunks(apps, schema_editor):
@@ -31,12 +23,7 @@ def index_existing_chunks(apps, schema_editor):
         )
         document.language, document.search_config = language, search_config(language)
         document.save(update_fields=["language", "search_config"])
-        bodies = [lexical_text(document.title, *c.heading_path, c.text) for c in chunks]
-        with connection.cursor() as cursor:
-            cursor.execute(
-                INDEX_SQL.format(table=Chunk._meta.db_table),
-                [document.search_config, [c.pk for c in chunks], bodies],
-            )
+        index_chunks(connection, Chunk, document, chunks)
 
 
 class Migration(migrations.Migration):

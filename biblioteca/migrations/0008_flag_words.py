@@ -6,15 +6,8 @@ their document's configuration: nothing is embedded again.
 
 from django.db import migrations
 
-from biblioteca.text.lexical import lexical_text
+from biblioteca.migrations._search_index import index_chunks
 
-# The same statement as biblioteca.ingest's, frozen here as migrations must be.
-INDEX_SQL = (
-    "UPDATE {table} AS c SET search_vector = t.vector, "
-    "search_length = (SELECT coalesce(sum(cardinality(u.positions)), 0) FROM unnest(t.vector) AS u) "
-    "FROM (SELECT v.id, to_tsvector(%s::regconfig, v.body) AS vector "
-    "FROM unnest(%s::bigint[], %s::text[]) AS v(id, body)) AS t WHERE c.id = t.id"
-)
 CANDIDATES_SQL = (
     "SELECT c.id FROM {chunk} AS c JOIN {document} AS d ON d.id = c.document_id "
     "WHERE c.document_id = %s AND (c.text LIKE '%%--%%' OR d.title LIKE '%%--%%' "
@@ -37,12 +30,7 @@ def index_chunks_with_flags(apps, schema_editor):
         if not ids:
             continue
         chunks = list(Chunk.objects.using(alias).filter(pk__in=ids).only("pk", "heading_path", "text"))
-        bodies = [lexical_text(document.title, *c.heading_path, c.text) for c in chunks]
-        with connection.cursor() as cursor:
-            cursor.execute(
-                INDEX_SQL.format(table=Chunk._meta.db_table),
-                [document.search_config, [c.pk for c in chunks], bodies],
-            )
+        index_chunks(connection, Chunk, document, chunks)
 
 
 class Migration(migrations.Migration):
