@@ -19,8 +19,9 @@ with these deliberate differences:
   it is split at line boundaries (and a single over-long line at words).
   Overlap is made of whole blocks, so it may be smaller than ``chunk_overlap``
   when the tail block is bigger than the overlap or the next block needs room.
-* YAML (``---``) or TOML (``+++``) front matter supplies the title and is never indexed. Offsets always
-  refer to the full string passed in (BOM and front matter included).
+* YAML (``---``) or TOML (``+++``) front matter supplies the title and is
+  never indexed. Offsets always refer to the full string passed in (BOM and
+  front matter included).
 * In MDX files (``.mdx``), top-level ``import``/``export`` statements and
   ``{/* ... */}`` comments are the site's build code and notes, not text a reader
   sees: no chunk starts or ends in them (they stay inside a chunk's slice only
@@ -131,7 +132,7 @@ def parse_front_matter(content: str) -> ParsedMarkdown:
     return _split_front_matter(content, _line_spans(content, _bom_length(content)))
 
 
-def is_mdx(filename: str) -> bool:
+def _is_mdx(filename: str) -> bool:
     return PurePath(filename).suffix.lower() == ".mdx"
 
 
@@ -158,7 +159,7 @@ def chunk_markdown(
         raise ValueError(
             f"chunk_overlap must be >= 0 and smaller than chunk_size ({chunk_size}), got {chunk_overlap}"
         )
-    doc = _analyse(content, mdx=is_mdx(filename))
+    doc = _analyse(content, mdx=_is_mdx(filename))
     doc_title = title.strip() if title and title.strip() else _title(doc, filename)
 
     blocks = _atomic_blocks(doc)

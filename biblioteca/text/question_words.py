@@ -39,13 +39,13 @@ QUESTION_FILLER = frozenset((_ENGLISH + _SPANISH).split())
 
 # A capitalised word inside a sentence is a name ("¿Qué es Hey API?", "does Keep sync?"), not the filler
 # word it is spelled like; at the start of a sentence, capitals say nothing.
-_NAME = re.compile(r"(?<![.!?¿¡:;\s])(\s+)([A-Z][a-z]+)\b")
+_NAME = re.compile(r"(?<![.!?¿¡:;\s])\s+([A-Z][a-z]+)\b")
 
 
 def question_text(text: str) -> str:
     """`lexical_text(text)` for a question: the same terms, less the plain words in `QUESTION_FILLER` that it
     does not use as names."""
-    names = {match.group(2).lower() for match in _NAME.finditer(fold(text))}
+    names = {match.group(1).lower() for match in _NAME.finditer(fold(text))}
     return " ".join(
         word
         for word, plain in lexical_words(text)
