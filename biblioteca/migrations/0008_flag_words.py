@@ -4,14 +4,15 @@ Only chunks whose title, headings or text hold two dashes are indexed again, fro
 their document's configuration: nothing is embedded again.
 """
 
+from collections import defaultdict
+
 from django.db import migrations
 
 from biblioteca.migrations._search_index import index_chunks
 
 CANDIDATES_SQL = (
-    "SELECT c.id FROM {chunk} AS c JOIN {document} AS d ON d.id = c.document_id "
-    "WHERE c.document_id = %s AND (c.text LIKE '%%--%%' OR d.title LIKE '%%--%%' "
-    "OR c.heading_path::text LIKE '%%--%%')"
+    "SELECT c.document_id, c.id FROM {chunk} AS c JOIN {document} AS d ON d.id = c.document_id "
+    "WHERE c.text LIKE %(dashes)s OR d.title LIKE %(dashes)s OR c.heading_path::text LIKE %(dashes)s"
 )
 
 
@@ -20,15 +21,16 @@ def index_chunks_with_flags(apps, schema_editor):
     Chunk = apps.get_model("biblioteca", "Chunk")
     connection = schema_editor.connection
     alias = connection.alias
-    for document in Document.objects.using(alias).order_by("pk").iterator():
-        with connection.cursor() as cursor:
-            cursor.execute(
-                CANDIDATES_SQL.format(chunk=Chunk._meta.db_table, document=Document._meta.db_table),
-                [document.pk],
-            )
-            ids = [row[0] for row in cursor.fetchall()]
-        if not ids:
-            continue
+    candidates: dict[int, list[int]] = defaultdict(list)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            CANDIDATES_SQL.format(chunk=Chunk._meta.db_table, document=Document._meta.db_table),
+            {"dashes": "%--%"},
+        )
+        for document_id, chunk_id in cursor.fetchall():
+            candidates[document_id].append(chunk_id)
+    for document in Document.objects.using(alias).filter(pk__in=list(candidates)).order_by("pk"):
+        ids = candidates[document.pk]
         chunks = list(Chunk.objects.using(alias).filter(pk__in=ids).only("pk", "heading_path", "text"))
         index_chunks(connection, Chunk, document, chunks)
 
