@@ -14,6 +14,22 @@ class RoundedFloatField(serializers.FloatField):
         return None if value is None else round(float(value), 4)
 
 
+PAGE_URL_MAX_LENGTH = 2000
+
+
+class PageUrlField(TextField):
+    """Where the question was asked: metadata for the log, so it never refuses a question a real page sends.
+    Any http(s) address is taken (an intranet host without a dot too) and kept to its first 2,000 characters."""
+
+    default_error_messages = {"not_http": "Must be an http:// or https:// address."}
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        if value and not value.lower().startswith(("http://", "https://")):
+            self.fail("not_http")
+        return value[:PAGE_URL_MAX_LENGTH]
+
+
 class AskSerializer(StrictInputSerializer):
     question = TextField()
     app = TextField(
@@ -28,8 +44,10 @@ class AskSerializer(StrictInputSerializer):
         max_length=50,
         help_text="Limit the search to one source type (e.g. a language or `faq`).",
     )
-    page_url = serializers.URLField(
-        required=False, allow_blank=True, max_length=2000, help_text="The page the question was asked from."
+    page_url = PageUrlField(
+        required=False,
+        allow_blank=True,
+        help_text="The page the question was asked from (http or https; the log keeps its first 2,000 characters).",
     )
     previous_query_id = serializers.IntegerField(
         required=False,

@@ -119,6 +119,26 @@ def test_widget_key_asks_and_gets_an_llm_answer_with_sources(client, widget_key,
     assert all("#" in chunk_id for chunk_id in row.chunk_ids)
 
 
+@pytest.mark.parametrize(
+    ("page_url", "stored"),
+    [
+        ("http://intranet/help", "http://intranet/help"),
+        (
+            "https://help.example.com/search?q=" + "a" * 2100,
+            ("https://help.example.com/search?q=" + "a" * 2100)[:2000],
+        ),
+    ],
+)
+def test_any_page_the_widget_sits_on_gets_its_answer(client, widget_key, fake_llm, page_url, stored):
+    """The widget sends `location.href`: an intranet host or a long query string must not refuse the question."""
+    response = post(
+        client, ASK, {"question": QUESTION, "page_url": page_url}, key=widget_key, HTTP_ORIGIN=ORIGIN
+    )
+
+    assert response.status_code == 200, response.content
+    assert OraculoQuery.objects.get().page_url == stored
+
+
 def test_llm_timeout_gives_an_extractive_answer_over_the_api(client, widget_key, fake_llm):
     fake_llm.reset("slow")
     body = post(client, ASK, {"question": QUESTION}, key=widget_key).json()
@@ -170,7 +190,16 @@ def test_embedding_service_down_is_a_json_503(client, widget_key, settings):
         ({"question": ["a"]}, "question", "Must be text (a JSON string), not an array."),
         ({"question": {"text": "a"}}, "question", "Must be text (a JSON string), not an object."),
         ({"question": QUESTION, "app": 7}, "app", "Must be text (a JSON string), not a number."),
-        ({"question": QUESTION, "page_url": "not a url"}, "page_url", "Enter a valid URL."),
+        (
+            {"question": QUESTION, "page_url": "not a url"},
+            "page_url",
+            "Must be an http:// or https:// address.",
+        ),
+        (
+            {"question": QUESTION, "page_url": "javascript:alert(1)"},
+            "page_url",
+            "Must be an http:// or https:// address.",
+        ),
         (
             {"question": QUESTION, "top_k": 50},
             "top_k",
