@@ -24,7 +24,16 @@ class DocumentAdmin(admin.ModelAdmin):
     list_display = ["title", "app", "source_type", "source_path", "chunk_count", "ingested_at"]
     list_filter = ["app", "source_type"]
     search_fields = ["title", "source_path", "url"]
-    readonly_fields = ["content_hash", "created_at", "modified_at", "ingested_at"]
+    # The language and its text-search configuration are what the chunks were indexed with at ingest: an edit
+    # here would not re-index them, and a configuration PostgreSQL lacks would fail every search of the app.
+    readonly_fields = [
+        "language",
+        "search_config",
+        "content_hash",
+        "created_at",
+        "modified_at",
+        "ingested_at",
+    ]
     inlines = [ChunkInline]
     date_hierarchy = "ingested_at"
     formfield_overrides = {models.URLField: {"assume_scheme": "https"}}

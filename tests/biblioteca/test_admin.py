@@ -40,6 +40,30 @@ def test_a_chunk_page_is_read_only_and_never_shows_the_raw_vector(library, admin
     assert Chunk.objects.get(pk=chunk.pk).text == chunk.text
 
 
+def test_a_documents_language_and_text_search_configuration_cannot_be_edited(library, admin_client):
+    """They are what its chunks were indexed with; a configuration PostgreSQL lacks would fail every search."""
+    document = Document.objects.get(app=library, source_path="account.md")
+    page = admin_client.get(f"/admin/biblioteca/document/{document.pk}/change/").content.decode()
+    assert 'name="title"' in page
+    assert 'name="search_config"' not in page and 'name="language"' not in page
+    form = {
+        "app": document.app,
+        "source_path": document.source_path,
+        "source_type": document.source_type,
+        "title": "Account, renamed",
+        "url": document.url,
+        "search_config": "klingon",
+        "language": "tlh",
+        "chunks-TOTAL_FORMS": "0",
+        "chunks-INITIAL_FORMS": "0",
+    }
+    response = admin_client.post(f"/admin/biblioteca/document/{document.pk}/change/", form)
+    assert response.status_code == 302, response.content.decode()[:2000]
+    document.refresh_from_db()
+    assert document.title == "Account, renamed"
+    assert (document.search_config, document.language) == ("english", "en")
+
+
 def test_chunk_changelist_filters_by_app_and_searches_text(library, admin_client):
     response = admin_client.get("/admin/biblioteca/chunk/", {"document__app": library, "q": "30 minutes"})
     assert response.status_code == 200
