@@ -79,6 +79,8 @@ def questions_parse(*, text: str, name: str = "questions") -> list[LabelledQuest
             row = json.loads(line)
         except json.JSONDecodeError as exc:
             raise QuestionFileError(f"{where}: not valid JSON ({exc.msg}).") from exc
+        except RecursionError as exc:
+            raise QuestionFileError(f"{where}: nested too deeply to be a question.") from exc
         if not isinstance(row, dict):
             raise QuestionFileError(
                 f'{where}: expected an object like {{"question": "...", "expected_answer": "..."}}.'

@@ -66,6 +66,7 @@ def evaluation_questions(
         chosen += questions_read(path=source.path)
     if source.text is not None:
         chosen += questions_parse(text=source.text, name=source.name)
+    _check_lengths(chosen)
     for name, value in (("last", source.last), ("channels", source.channels)):
         if chosen and value:
             raise EvalParamsError(
@@ -84,6 +85,19 @@ def evaluation_questions(
             field="min_retention",
         )
     return chosen
+
+
+def _check_lengths(questions: Sequence[LabelledQuestion]) -> None:
+    """A question given for a run is held to the limit of one asked: each is embedded, and one of a megabyte
+    would keep a worker for minutes."""
+    limit = settings.QUERY_MAX_LENGTH
+    for number, q in enumerate(questions, start=1):
+        if len(q.question) > limit:
+            raise EvalParamsError(
+                f"Question {number} is too long ({len(q.question):,} characters): at most {limit:,}, as when "
+                "asking (QUERY_MAX_LENGTH).",
+                field="questions",
+            )
 
 
 def _recent(

@@ -49,6 +49,10 @@ def test_jsonl_is_recognised_by_content_whatever_the_file_name():
             '{"question": "Q2", "expected_answer": 42}',
             'gold.jsonl, line 3: "expected_answer" must be a string',
         ),
+        (
+            '{"question": "Q2", "expected_answer": ' + "[" * 5000 + "]" * 5000 + "}",
+            "gold.jsonl, line 3: nested too deeply",
+        ),
     ],
 )
 def test_a_malformed_jsonl_line_is_named(line, message):

@@ -42,6 +42,22 @@ def test_explicit_questions_are_queued_as_given(library):
     ]
 
 
+@pytest.mark.parametrize(
+    "source",
+    [
+        lambda long: QuestionSource(explicit=["How do I reset my password?", long]),
+        lambda long: QuestionSource(text=f"How do I reset my password?\n{long}\n", name="q.txt"),
+    ],
+)
+def test_a_question_longer_than_one_may_ask_is_refused_before_anything_is_queued(library, settings, source):
+    settings.QUERY_MAX_LENGTH = 50
+    with pytest.raises(EvalParamsError, match=r"Question 2 is too long \(51 characters\): at most 50"):
+        evaluation_start(questions=source("x" * 51), params=eval_params_build(app=library), created_by=None)
+    assert not EvalRun.objects.exists()
+    run = evaluation_start(questions=source("x" * 50), params=eval_params_build(app=library), created_by=None)
+    assert run.total == 2
+
+
 def test_a_retention_floor_needs_labelled_questions(library):
     params = eval_params_build(app=library, sweep=["window=0,1"], min_retention=99)
     with pytest.raises(EvalParamsError, match="min_retention needs labelled questions") as caught:
