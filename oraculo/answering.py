@@ -177,6 +177,9 @@ def ask_prepare(
         )
         if previous is None:
             raise ThreadNotFound("No previous query with this id and feedback token.")
+        # A follow-up that names no scope stays in its conversation's.
+        app = app or previous.app or None
+        source_type = source_type or previous.source_type or None
         turns = thread_turns(previous=previous, turns=settings.THREAD_MAX_TURNS)
         history = [(t.question, t.answer[:THREAD_ANSWER_CHARS]) for t in turns]
         searched = contextual_question(question=question, previous=previous, history=history)

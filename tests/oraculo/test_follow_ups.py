@@ -160,3 +160,20 @@ def test_the_harness_replays_a_follow_up_as_it_was_searched(key):
     first = ask(key, FIRST).json()
     ask(key, FOLLOW, first)
     assert [q.question for q in recent_questions(last=2)] == [f"{FIRST} {FOLLOW}", FIRST]
+
+
+def test_a_follow_up_that_names_no_scope_stays_in_its_conversations(library):
+    client = APIClient()
+    client.force_authenticate(get_user_model().objects.create_user("agent", is_staff=True))
+    first = ask(None, FIRST, client=client, app=library).json()
+    body = {
+        "question": FOLLOW,
+        "previous_query_id": first["query_id"],
+        "previous_feedback_token": first["feedback_token"],
+    }
+    follow = client.post(ASK, json.dumps(body), content_type="application/json")
+    assert follow.status_code == 200, follow.content
+    row = OraculoQuery.objects.get(pk=follow.json()["query_id"])
+    assert (row.app, row.source_type) == (library, "en")
+    other = ask(None, FOLLOW, first, client=client, app=library, source_type="es").json()
+    assert OraculoQuery.objects.get(pk=other["query_id"]).source_type == "es", "a scope named still wins"
