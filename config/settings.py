@@ -134,9 +134,11 @@ STORAGES = {
 TASKS = {"default": {"BACKEND": env.str("TASKS_BACKEND", default="django_tasks_db.DatabaseBackend")}}
 
 REST_FRAMEWORK = {
+    # The token first: DRF answers a request without credentials with the first class's challenge, so a
+    # missing or wrong token gets a 401 with `WWW-Authenticate: Token` (session auth has no challenge: 403).
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.SessionAuthentication",
         "config.doors.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAdminUser"],
     "DEFAULT_PARSER_CLASSES": ["config.doors.JSONParser"],

@@ -18,6 +18,9 @@ class SearchView(APIView):
         request=SearchRequestSerializer,
         responses={
             200: SearchResponseSerializer,
+            400: OpenApiResponse(description="Invalid body: messages per field."),
+            401: OpenApiResponse(description="No token or session, or an unknown or inactive token."),
+            403: OpenApiResponse(description="Signed in, but neither staff nor an API token's user."),
             503: OpenApiResponse(description="Database or embedding model unavailable."),
         },
         summary="Search the library",

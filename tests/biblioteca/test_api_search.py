@@ -50,7 +50,10 @@ def test_a_token_is_enough(library):
 
 
 def test_anonymous_and_non_staff_sessions_are_refused():
-    assert APIClient().post(URL, {"query": "x"}, format="json").status_code in (401, 403)
+    anonymous = APIClient().post(URL, {"query": "x"}, format="json")
+    assert anonymous.status_code == 401 and anonymous["WWW-Authenticate"] == "Token"
+    wrong = APIClient(HTTP_AUTHORIZATION="Token " + "0" * 40).post(URL, {"query": "x"}, format="json")
+    assert wrong.status_code == 401 and wrong["WWW-Authenticate"] == "Token"
     client = APIClient()
     client.force_login(User.objects.create_user("plain", password="x"))
     assert client.post(URL, {"query": "x"}, format="json").status_code == 403

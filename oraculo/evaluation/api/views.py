@@ -42,6 +42,7 @@ class EvalRunCreateView(APIView):
         responses={
             202: EvalRunCreatedSerializer,
             400: OpenApiResponse(description="Invalid parameters, or no questions to evaluate."),
+            401: OpenApiResponse(description="No token or session, or an unknown or inactive token."),
             403: OpenApiResponse(description="Not staff, or without the permissions."),
             429: OpenApiResponse(
                 description="Too many runs queued recently (THROTTLE_EVAL_RUNS) or "
@@ -99,6 +100,7 @@ class EvalRunDetailView(APIView):
         "real users' questions, so they also need the permission to view queries.",
         responses={
             200: EvalRunSerializer,
+            401: OpenApiResponse(description="No token or session, or an unknown or inactive token."),
             403: OpenApiResponse(description="Not staff, or without the permission."),
             404: OpenApiResponse(description="No such run that you may read."),
         },

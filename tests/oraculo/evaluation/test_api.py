@@ -122,7 +122,9 @@ def test_bad_requests_are_400_naming_the_field(staff, body, field, message):
 @pytest.mark.django_db
 def test_only_staff_may_use_it(library):
     anonymous = APIClient()
-    assert anonymous.post(CREATE, {"questions": ["Q"]}, format="json").status_code in (401, 403)
+    refused = anonymous.post(CREATE, {"questions": ["Q"]}, format="json")
+    assert refused.status_code == 401 and refused["WWW-Authenticate"] == "Token"
+    assert anonymous.get(f"{CREATE}/1").status_code == 401
     user = APIClient()
     user.force_authenticate(User.objects.create_user("someone"))
     assert user.post(CREATE, {"questions": ["Q"]}, format="json").status_code == 403
