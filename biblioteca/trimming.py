@@ -60,7 +60,11 @@ from biblioteca.text.identifiers import identifier_keys
 from biblioteca.text.lexical import terms
 from biblioteca.trimming_identifiers import identifier_units
 
+# A gap inside a line of text; one between blocks sits on a line of its own (a heading, list item or code fence
+# after it must start its line to stay one), and one between two rows of a table is a row of its own.
 ELISION = " [...] "
+BLOCK_ELISION = "\n\n[...]\n\n"
+ROW_ELISION = "\n| [...] |\n"
 
 
 @dataclass(frozen=True)
@@ -144,6 +148,10 @@ class TrimInput:
     @property
     def markup(self) -> tuple[bool, ...]:
         return self._units.markup
+
+    @property
+    def loose_markup(self) -> tuple[bool, ...]:
+        return self._units.loose_markup
 
     @property
     def identifier_keys(self) -> tuple[frozenset[str], ...]:
@@ -344,6 +352,11 @@ class PassageUnits:
         return tuple(is_markup(u) for u in self.units)
 
     @cached_property
+    def loose_markup(self) -> tuple[bool, ...]:
+        """The markup a run may end on without it: a table's rule stays under the header row kept with it."""
+        return tuple(m and shape != "rule" for m, shape in zip(self.markup, self.shapes, strict=True))
+
+    @cached_property
     def identifier_keys(self) -> tuple[frozenset[str], ...]:
         return tuple(identifier_keys(u) for u in self.units)
 
@@ -431,19 +444,30 @@ def lexical_evidence(
 
 
 def join_runs(text: str, spans: Sequence[tuple[int, int]], keep: Sequence[int]) -> str:
-    """Kept sentences as verbatim runs of the original text, separate runs joined with ' [...] '."""
-    pieces: list[str] = []
-    run_start = prev = None
+    """Kept sentences as verbatim runs of the original text, separate runs joined by an elision that keeps the
+    markdown's blocks whole: ' [...] ' within a line, '[...]' on a line of its own between blocks (the next run
+    keeps its line's indentation), '| [...] |' between two rows of one table."""
+    runs: list[tuple[int, int]] = []
     for i in keep:
-        if prev is not None and i == prev + 1:
-            prev = i
-            continue
-        if run_start is not None:
-            pieces.append(text[spans[run_start][0] : spans[prev][1]])
-        run_start = prev = i
-    if run_start is not None:
-        pieces.append(text[spans[run_start][0] : spans[prev][1]])
-    return ELISION.join(pieces)
+        if runs and i == runs[-1][1] + 1:
+            runs[-1] = (runs[-1][0], i)
+        else:
+            runs.append((i, i))
+    out = text[spans[runs[0][0]][0] : spans[runs[0][1]][1]] if runs else ""
+    for (_, last), (first, end) in zip(runs, runs[1:]):
+        start = spans[first][0]
+        if "\n" not in text[spans[last][1] : start]:
+            out += ELISION
+        else:
+            line_start = text.rfind("\n", 0, start) + 1
+            if not text[line_start:start].strip():
+                start = line_start
+            both_rows = _unit_shape(text[slice(*spans[last])]) in ("row", "rule") and _unit_shape(
+                text[slice(*spans[first])]
+            ) in ("row", "rule")
+            out += ROW_ELISION if both_rows else BLOCK_ELISION
+        out += text[start : spans[end][1]]
+    return out
 
 
 def trim_chunks(
@@ -576,7 +600,7 @@ def _kept(chunk: TrimInput, keep: set[int], trim_markup: bool) -> TrimOutput:
     identifiers."""
     kept = sorted(keep)
     if trim_markup:
-        kept = without_markup_edges(kept, chunk.markup)
+        kept = without_markup_edges(kept, chunk.loose_markup)
     if len(kept) >= len(chunk.spans):
         return TrimOutput(chunk.text, tuple(range(len(chunk.spans))))
     return TrimOutput(join_runs(chunk.text, chunk.spans, kept), tuple(kept))

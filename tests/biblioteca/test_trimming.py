@@ -118,6 +118,65 @@ def test_select_sentences_and_join_runs_directly():
     assert join_runs("ab cd ef", [(0, 2), (3, 5), (6, 8)], [0, 2]) == "ab [...] ef"
 
 
+BLOCKS = [
+    "Setup takes a minute.",
+    "Most teams never change it.",
+    "## Install",
+    "Run this:",
+    '```json\n{"port": 8000}\n```',
+    "| Name | Default |",
+    "|---|---|",
+    "| host | 0.0.0.0 |",
+    "| port | 8000 |",
+    "| debug | false |",
+    "- Linux",
+    "  - Debian, tested weekly",
+]
+BLOCKS_TEXT = (
+    "Setup takes a minute. Most teams never change it.\n\n## Install\n\nRun this:\n\n"
+    '```json\n{"port": 8000}\n```\n\n| Name | Default |\n|---|---|\n| host | 0.0.0.0 |\n| port | 8000 |\n'
+    "| debug | false |\n\n- Linux\n  - Debian, tested weekly\n"
+)
+
+
+def _spans(text: str, units: list[str]) -> list[tuple[int, int]]:
+    spans, cursor = [], 0
+    for unit in units:
+        start = text.index(unit, cursor)
+        spans.append((start, start + len(unit)))
+        cursor = start + len(unit)
+    return spans
+
+
+def test_a_trimmed_passage_is_still_the_markdown_it_was():
+    """A gap between blocks gets a line of its own, so the heading, the code fence, the table and the nested
+    list after it still parse as what they were; a gap between two rows is a row; a gap in a line stays in it."""
+    from markdown_it import MarkdownIt
+
+    spans = _spans(BLOCKS_TEXT, BLOCKS)
+    trimmed = join_runs(BLOCKS_TEXT, spans, [0, 2, 4, 5, 6, 7, 9, 11])
+    assert trimmed.startswith("Setup takes a minute.\n\n[...]\n\n## Install\n\n[...]\n\n```json")
+    assert "| host | 0.0.0.0 |\n| [...] |\n| debug | false |" in trimmed
+    assert trimmed.endswith("\n\n[...]\n\n  - Debian, tested weekly")
+
+    def blocks(text: str) -> list[str]:
+        return [
+            t.type
+            for t in MarkdownIt("commonmark").enable("table").parse(text)
+            if t.level == 0 and t.nesting >= 0
+        ]
+
+    assert blocks(trimmed) == [
+        "paragraph_open", "paragraph_open", "heading_open", "paragraph_open", "fence", "table_open",
+        "paragraph_open", "bullet_list_open",
+    ]  # fmt: skip
+    assert join_runs(BLOCKS_TEXT, spans, [1, 3]) == "Most teams never change it.\n\n[...]\n\nRun this:"
+    assert (
+        join_runs(BLOCKS_TEXT, spans, [0, 1, 3])
+        == "Setup takes a minute. Most teams never change it.\n\n[...]\n\nRun this:"
+    )
+
+
 def test_select_sentences_gives_the_window_only_to_units_at_the_window_floor():
     scores = np.array([0.1, 0.9, 0.1, 0.1, 0.7, 0.1, 0.1])
     assert select_sentences(scores, threshold=0.6, min_sentences=1, window=1) == [0, 1, 2, 3, 4, 5]
@@ -308,7 +367,10 @@ def test_companions_come_with_a_kept_unit_but_bring_no_window():
     units = ["| Name | Default |", "|---|---|", "| port | 8000 |", "| host | 0.0.0.0 |", "| user | app |"]
     c = chunk(units, [0.1, 0.1, 0.1, 0.9, 0.1], sep="\n")
     params = TrimParams(threshold=0.5, window=0, companions=True)
-    assert trim_chunks([c], QUERY, params)[0].text == "| Name | Default |\n|---|---| [...] | host | 0.0.0.0 |"
+    assert (
+        trim_chunks([c], QUERY, params)[0].text
+        == "| Name | Default |\n|---|---|\n| [...] |\n| host | 0.0.0.0 |"
+    )
     assert trim_one(c, threshold=0.5, window=0) == "| host | 0.0.0.0 |"
 
 
@@ -462,10 +524,10 @@ def test_the_first_passage_cuts_the_sections_before_its_match_like_a_supporting_
         sep="\n",
     )
     params = TrimParams(threshold=0.99, window=0, relative_margin=0.2, passage_margin=0.06)
-    assert trim_chunks([first], QUERY, params)[0].text == "P0.\nP1. [...] F0.\nF1. [...] N0."
+    assert trim_chunks([first], QUERY, params)[0].text == "P0.\nP1.\n\n[...]\n\nF0.\nF1.\n\n[...]\n\nN0."
     # before the matching section, only lines within 0.06 of the best (0.95); from it on, the query-wide 0.2
     sections = replace(params, earlier_sections=True)
-    assert trim_chunks([first], QUERY, sections)[0].text == "P0. [...] F0.\nF1. [...] N0."
+    assert trim_chunks([first], QUERY, sections)[0].text == "P0.\n\n[...]\n\nF0.\nF1.\n\n[...]\n\nN0."
     # without a passage margin there is no supporting passage's bar to borrow: the rule does nothing
     assert trim_chunks([first], QUERY, replace(sections, passage_margin=None))[0].text == (
         trim_chunks([first], QUERY, params)[0].text
@@ -495,7 +557,7 @@ def test_the_first_passages_match_starts_no_later_than_the_chunk_retrieval_found
     # found itself (a line's vector or words put it first), "Problem" is the match: the query-wide margin holds
     found_problem = replace(grown, hit_start=grown.spans[1][0])
     assert found_problem.hit_unit == 1
-    assert trim_chunks([found_problem], QUERY, params)[0].text == "P0.\nP1. [...] F0.\nF1."
+    assert trim_chunks([found_problem], QUERY, params)[0].text == "P0.\nP1.\n\n[...]\n\nF0.\nF1."
     # found through "Fix" said as much: as without a hit
     found_fix = replace(grown, hit_start=grown.spans[3][0])
     assert trim_chunks([found_fix], QUERY, params)[0].text == "F0.\nF1."
@@ -507,7 +569,7 @@ def test_a_passage_whose_best_sits_in_its_first_section_is_trimmed_as_before():
     assert (
         trim_chunks([first], QUERY, replace(params, earlier_sections=True))[0].text
         == trim_chunks([first], QUERY, params)[0].text
-        == "S0. [...] L0."
+        == "S0.\n\n[...]\n\nL0."
     )
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from biblioteca.text.identifiers import question_identifiers
-from biblioteca.trimming import ELISION, TrimInput, TrimParams, trim_chunks
+from biblioteca.trimming import ROW_ELISION, TrimInput, TrimParams, trim_chunks
 from biblioteca.trimming_identifiers import identifier_units
 
 QUERY = np.array([1.0, 0.0], dtype=np.float32)
@@ -104,7 +104,7 @@ def test_a_passage_holding_the_questions_flag_keeps_its_row_and_header_instead_o
     first, second = trim([best, table], question)
     assert first.text == trim([best, table], "What is the default inline threshold?")[0].text
     assert not second.dropped
-    assert second.text == header + ELISION + row
+    assert second.text == header + "\n|---|---|" + ROW_ELISION + row, "the rule stays under its header"
 
 
 HMR_EN = passage(
