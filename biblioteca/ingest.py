@@ -10,7 +10,7 @@ one transaction's story, and the report that names every file's outcome is built
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -344,6 +344,22 @@ def document_url(*, url_prefix: str, source_path: str) -> str:
     return f"{url_prefix.rstrip('/')}/{stem}"
 
 
+def ingest_scope_check(*, app: str, source_type: str, url_prefix: str = "") -> None:
+    """Refuse, before any file is read, a scope the library cannot store or a search could never pick out."""
+    limits = (
+        ("app", app, Document._meta.get_field("app").max_length),
+        ("source type", source_type, Document._meta.get_field("source_type").max_length),
+    )
+    for name, value, limit in limits:
+        if not value.strip():
+            raise IngestError(f"The {name} cannot be blank: a search could never pick these documents out.")
+        if len(value) > limit:
+            raise IngestError(f"The {name} is {len(value)} characters long: at most {limit}.")
+    longest = Document._meta.get_field("url").max_length - 2  # room for "/" and a page's name
+    if len(url_prefix) > longest:
+        raise IngestError(f"The URL prefix is {len(url_prefix)} characters long: at most {longest}.")
+
+
 def directory_ingest(
     *,
     paths: Sequence[str | Path],
@@ -358,6 +374,7 @@ def directory_ingest(
     on_start: Callable[[int], None] | None = None,
 ) -> IngestReport:
     """Ingest every markdown file under `paths`; one bad file is reported and skipped, never fatal."""
+    ingest_scope_check(app=app, source_type=source_type, url_prefix=url_prefix)
     started = time.perf_counter()
     files = find_markdown_files(paths)
     if on_start:
@@ -389,17 +406,26 @@ def directory_ingest(
         if on_result:
             on_result(result)
     if prune:
-        report.removed = documents_prune(app=app, source_type=source_type, files=files, dry_run=dry_run)
+        emptied = {r.source_path for r in report.results if r.status == "skipped"}
+        report.removed = documents_prune(
+            app=app, source_type=source_type, files=files, emptied=emptied, dry_run=dry_run
+        )
     report.seconds = time.perf_counter() - started
     return report
 
 
 def documents_prune(
-    *, app: str, source_type: str, files: Sequence[SourceFile], dry_run: bool = False
+    *,
+    app: str,
+    source_type: str,
+    files: Sequence[SourceFile],
+    emptied: Collection[str] = (),
+    dry_run: bool = False,
 ) -> list[str]:
     """Delete the app's documents of this source type that none of `files` (a walk of the folder) still holds,
-    and name them. A refused file does not count as holding its document."""
-    seen = {f.source_path for f in files if not f.refused}
+    and name them. A refused file does not count as holding its document, nor does one `emptied` (its source
+    paths): emptying a page takes it down as deleting it does."""
+    seen = {f.source_path for f in files if not f.refused} - set(emptied)
     gone = Document.objects.filter(app=app, source_type=source_type).exclude(source_path__in=seen)
     removed = sorted(gone.values_list("source_path", flat=True))
     if not dry_run:

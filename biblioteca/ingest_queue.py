@@ -22,6 +22,7 @@ from biblioteca.ingest import (
     document_url,
     documents_prune,
     find_markdown_files,
+    ingest_scope_check,
     read_markdown,
 )
 
@@ -66,8 +67,10 @@ def directory_ingest_enqueue(
     directory_ingest; files refused or unreadable are reported at once and never queued."""
     from biblioteca.tasks import ingest_document_task
 
+    ingest_scope_check(app=app, source_type=source_type, url_prefix=url_prefix)
     files = find_markdown_files(paths)
     queued = QueuedIngest()
+    emptied: list[str] = []
     with transaction.atomic():
         for source in files:
             if source.refused:
@@ -77,6 +80,10 @@ def directory_ingest_enqueue(
                 content = read_markdown(source.path)
             except IngestError as exc:
                 queued.refused.append(DocumentResult(source.source_path, "failed", error=str(exc)))
+                continue
+            if not content.strip():
+                queued.refused.append(DocumentResult(source.source_path, "skipped", error="empty file"))
+                emptied.append(source.source_path)
                 continue
             task = ingest_document_task.enqueue(
                 source_path=source.source_path,
@@ -88,7 +95,7 @@ def directory_ingest_enqueue(
             )
             queued.task_ids.append(str(task.id))
         if prune:
-            queued.removed = documents_prune(app=app, source_type=source_type, files=files)
+            queued.removed = documents_prune(app=app, source_type=source_type, files=files, emptied=emptied)
     return queued
 
 

@@ -3,10 +3,12 @@ a file over INGEST_MAX_FILE_BYTES; both are reported, in the summary line too.""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.core.management import call_command
 
-from biblioteca.ingest import directory_ingest
+from biblioteca.ingest import IngestError, directory_ingest
 from biblioteca.models import Chunk, Document
 
 pytestmark = pytest.mark.django_db
@@ -73,3 +75,40 @@ def test_prune_removes_a_document_whose_file_became_a_link_out(docs):
     report = directory_ingest(paths=[docs], app="t-prune", prune=True)
     assert report.removed == ["faq/x.md"]
     assert not Document.objects.filter(app="t-prune", source_path="faq/x.md").exists()
+
+
+def test_an_emptied_page_is_taken_down_by_prune_as_a_deleted_one_is(docs):
+    (docs / "faq" / "alias.md").unlink()
+    (docs / "setup.md").write_text("# Setup\n\nInstall it first.\n")
+    directory_ingest(paths=[docs], app="t-empty")
+    (docs / "guide.md").write_text("  \n")
+    kept = directory_ingest(paths=[docs], app="t-empty")
+    assert {r.source_path: r.status for r in kept.results}["guide.md"] == "skipped"
+    assert Document.objects.filter(app="t-empty", source_path="guide.md").exists(), "without --prune, kept"
+    dry = directory_ingest(paths=[docs], app="t-empty", prune=True, dry_run=True)
+    assert (
+        dry.removed == ["guide.md"]
+        and Document.objects.filter(app="t-empty", source_path="guide.md").exists()
+    )
+    report = directory_ingest(paths=[docs], app="t-empty", prune=True)
+    assert report.removed == ["guide.md"]
+    assert not Document.objects.filter(app="t-empty", source_path="guide.md").exists()
+    assert Document.objects.filter(app="t-empty", source_path="setup.md").exists()
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"app": "  "}, "The app cannot be blank"),
+        ({"app": "a" * 101}, "The app is 101 characters long: at most 100."),
+        ({"source_type": ""}, "The source type cannot be blank"),
+        ({"source_type": "s" * 51}, "The source type is 51 characters long: at most 50."),
+        ({"url_prefix": "https://" + "u" * 991}, "The URL prefix is 999 characters long: at most 998."),
+    ],
+)
+def test_a_scope_the_library_cannot_store_is_refused_before_any_file_is_read(docs, options, message):
+    with pytest.raises(IngestError, match=re.escape(message)):
+        directory_ingest(paths=[docs], **{"app": "t-scope", **options})
+    with pytest.raises(IngestError, match=re.escape(message)):
+        directory_ingest(paths=[docs], dry_run=True, **{"app": "t-scope", **options})
+    assert not Document.objects.exists()

@@ -147,3 +147,34 @@ def test_the_command_queues_and_refuses_a_dry_run(tmp_path, capsys):
         call_command("ingest_docs", str(docs), "--queue", "--dry-run")
     with pytest.raises(CommandError, match="not ingested after"):
         call_command("ingest_docs", str(docs), "--queue", "--wait", "--timeout", "0.2", verbosity=0)
+
+
+@pytest.mark.django_db
+def test_queueing_takes_down_an_emptied_page_with_prune_and_fails_on_an_unreadable_file(tmp_path, capsys):
+    docs = tmp_path / "docs"
+    write_docs(docs)
+    Document.objects.create(app="queued", source_path="tides.md", title="Tides", content_hash="x")
+    (docs / "tides.md").write_text("\n")
+    queued = directory_ingest_enqueue(paths=[docs], app="queued", prune=True)
+    assert queued.removed == ["tides.md"] and ("tides.md", "skipped") in {
+        (r.source_path, r.status) for r in queued.refused
+    }
+    assert not DBTaskResult.objects.filter(args_kwargs__kwargs__source_path="tides.md").exists()
+    (docs / "latin1.md").write_bytes("# Año\n\nEl año pasó.".encode("latin-1"))
+    with pytest.raises(
+        CommandError, match=r"1 file\(s\) failed and were not queued \(the others were\): latin1.md"
+    ):
+        call_command("ingest_docs", str(docs), "--app", "queued", "--queue")
+    out = capsys.readouterr().out
+    assert "failed: latin1.md: " in out and "not UTF-8" in out and "skipped: tides.md: empty file" in out
+
+
+@pytest.mark.django_db
+def test_waiting_options_go_with_the_queue(tmp_path):
+    for options, message in (
+        (["--wait"], "add --queue"),
+        (["--timeout", "5"], "add --queue"),
+        (["--queue", "--wait", "--timeout", "-5"], "positive number of seconds"),
+    ):
+        with pytest.raises(CommandError, match=message):
+            call_command("ingest_docs", str(tmp_path), "--app", "queued", *options)

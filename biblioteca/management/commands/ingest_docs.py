@@ -83,6 +83,10 @@ class Command(BaseCommand):
             if result.status == "failed":
                 progress.console.print(f"[red]failed:[/] {result.source_path}: {result.error}")
 
+        if not opts["queue"] and (opts["wait"] or opts["timeout"] is not None):
+            raise CommandError("--wait and --timeout wait for queued work: add --queue")
+        if opts["timeout"] is not None and not opts["timeout"] > 0:
+            raise CommandError("--timeout must be a positive number of seconds")
         if opts["queue"]:
             if opts["dry_run"]:
                 raise CommandError("--dry-run writes nothing, so there is nothing to queue: drop --queue")
@@ -105,6 +109,12 @@ class Command(BaseCommand):
                 for result in queued.refused:
                     self.stdout.write(
                         f"{result.status.replace('_', ' ')}: {result.source_path}: {result.error}"
+                    )
+                failed = [r for r in queued.refused if r.status == "failed"]
+                if failed:
+                    raise CommandError(
+                        f"{len(failed)} file(s) failed and were not queued (the others were): "
+                        + "; ".join(f"{r.source_path}: {r.error}" for r in failed)
                     )
                 return
             try:
