@@ -7,10 +7,12 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Callable, Mapping
+from http import HTTPStatus
 from typing import Any
 
 from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse
+from django_mcpz.jsonrpc import PARSE_ERROR, error_response
 from django_mcpz.server import MCPServer, ToolError
 from rest_framework.exceptions import ValidationError
 
@@ -78,6 +80,15 @@ def tool_error_message(exc: Exception) -> str | None:
 class LibraryServer(MCPServer):
     """django-mcpz's server, whose structured results carry a readable text block (when the tool made one)
     instead of the same JSON twice: the structured content is for programs, the text for the model."""
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        # A body nested deeper than the JSON decoder can follow is malformed input, as the REST API says too.
+        try:
+            return super().__call__(request)
+        except RecursionError:
+            return error_response(
+                None, PARSE_ERROR, "Parse error: JSON nested too deeply.", status=HTTPStatus.BAD_REQUEST
+            )
 
     def _result(self, request: HttpRequest, request_id, result: dict[str, Any], **kwargs) -> HttpResponse:
         text = getattr(request, "mcp_readable_text", None)

@@ -13,6 +13,7 @@ from django.http import HttpRequest
 from rest_framework import serializers
 
 from biblioteca.api.serializers import SearchRequestSerializer
+from biblioteca.embeddings import configured_model_name
 from biblioteca.retrieval import RetrievalOptions, retrieve
 from biblioteca.search import RetrievedChunk
 from biblioteca.selectors import library_scopes
@@ -56,6 +57,9 @@ class RunArgsSerializer(serializers.Serializer):
 
 
 def _valid(serializer_class: type[serializers.Serializer], arguments: dict) -> dict:
+    """The arguments checked; a null is the argument left out, as the tools' input schemas declare (every
+    optional argument defaults to null there, and clients may send the defaults)."""
+    arguments = {name: value for name, value in arguments.items() if value is not None}
     serializer = serializer_class(data=arguments)
     serializer.is_valid(raise_exception=True)
     return serializer.validated_data
@@ -198,7 +202,7 @@ def bib_apps(request: HttpRequest) -> AppsResult:
             )
             for app, scopes in by_app.items()
         ],
-        embedding_model=settings.EMBEDDING_MODEL,
+        embedding_model=configured_model_name(),
         embedding_dimensions=settings.EMBEDDING_DIMENSIONS,
     )
 
@@ -225,13 +229,17 @@ def eval_text(report: dict) -> str:
         if "summary" not in report:
             lines.append("Call bib_eval_run with this id to follow it.")
     if summary := report.get("summary"):
-        lines.append(
+        line = (
             f"{summary.get('questions')} questions, top_k {summary.get('top_k')}, trim_threshold "
             f"{summary.get('trim_threshold')}, trim_window {summary.get('trim_window')}: avg tokens baseline "
-            f"{summary.get('avg_tokens_baseline')}, trim {summary.get('avg_tokens_trim')} (reduction "
-            f"{summary.get('token_reduction_pct')}%), avg overlap vs baseline "
-            f"{summary.get('avg_overlap_vs_baseline')}."
+            f"{summary.get('avg_tokens_baseline')}"
         )
+        if summary.get("avg_tokens_trim") is not None:
+            line += (
+                f", trim {summary['avg_tokens_trim']} (reduction {summary.get('token_reduction_pct')}%), avg "
+                f"overlap vs baseline {summary.get('avg_overlap_vs_baseline')}"
+            )
+        lines.append(line + ".")
         for n, result in enumerate(report.get("results", []), start=1):
             variants = result.get("variants", {})
             parts = [

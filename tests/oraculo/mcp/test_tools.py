@@ -10,6 +10,7 @@ import pytest
 from django.core.management import call_command
 from mcp.shared.exceptions import MCPError
 
+from biblioteca.models import Chunk
 from oraculo.models import Channel, EvalRun, OraculoQuery
 from tests.oraculo.fake_llm import MODEL
 from tests.oraculo.mcp.conftest import MODES, connect, failure, run, staff_token
@@ -156,7 +157,8 @@ def test_bib_apps_lists_apps_source_types_counts_and_the_model(mcp_url, ingested
     _, token = staff_token("agent")
     result = run(connect(mcp_url, token=token), lambda c: c.call_tool("bib_apps"))
     data = result.structured_content
-    assert data["embedding_model"] == "multilingual-e5-small" and data["embedding_dimensions"] == 384
+    stored = set(Chunk.objects.values_list("embedding_model", flat=True))
+    assert stored == {data["embedding_model"]} and data["embedding_dimensions"] == 384
     [app] = data["apps"]
     [scope] = app["source_types"]
     assert (app["app"], scope["source_type"], scope["languages"]) == (ingested, "en", ["en"])
@@ -298,6 +300,41 @@ def test_bad_arguments_are_tool_errors_with_a_message_per_field(mcp_url, protoco
     assert missing.content[0].text == "Invalid arguments:\n- id: This field is required."
 
 
+def test_an_argument_sent_as_its_schema_default_null_is_the_argument_left_out(mcp_url, ingested):
+    """Clients may send every default the input schemas declare."""
+    _, token = staff_token("evaluator", *EVAL)
+
+    async def use(client):
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+
+        def nulls(name: str) -> dict:
+            properties = tools[name].input_schema["properties"]
+            return {
+                key: None for key, spec in properties.items() if "default" in spec and spec["default"] is None
+            }
+
+        ask_nulls, eval_nulls = nulls("bib_ask"), nulls("bib_eval_retrieval")
+        assert {"app", "source_type", "trim"} <= set(ask_nulls) and {"last", "variants", "top_k"} <= set(
+            eval_nulls
+        )
+        asked = await client.call_tool("bib_ask", {**ask_nulls, "query": QUESTION})
+        plain = await client.call_tool("bib_ask", {"query": QUESTION})
+        evaluated = await client.call_tool(
+            "bib_eval_retrieval", {**eval_nulls, "questions": [QUESTION], "app": ingested}
+        )
+        baseline = await client.call_tool(
+            "bib_eval_retrieval", {"questions": [QUESTION], "app": ingested, "variants": ["baseline"]}
+        )
+        return asked, plain, evaluated, baseline
+
+    asked, plain, evaluated, baseline = run(connect(mcp_url, token=token), use)
+    assert not asked.is_error and not evaluated.is_error, (asked.content, evaluated.content)
+    assert asked.structured_content == plain.structured_content
+    assert evaluated.structured_content["summary"]["questions"] == 1
+    assert not baseline.is_error and "None" not in baseline.content[0].text
+    assert "avg tokens baseline" in baseline.content[0].text
+
+
 def test_evaluation_rules_broken_are_named_by_field(mcp_url, ingested):
     _, token = staff_token("evaluator", *EVAL, "oraculo.view_oraculoquery")
 
@@ -427,3 +464,19 @@ def test_bib_ask_schema_names_every_option_of_the_search_api():
     from oraculo.mcp.schemas import AskArgs, input_schema
 
     assert set(input_schema(AskArgs)["properties"]) == {*SearchRequestSerializer().fields, "answer"}
+
+
+def test_a_body_nested_too_deeply_for_the_decoder_is_a_parse_error_not_a_500(client):
+    _, token = staff_token("agent")
+    nested = "[" * 100_000 + "]" * 100_000
+    body = '{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "bib_apps", "arguments": '
+    response = client.post(
+        "/mcp",
+        body + '{"app": ' + nested + "}}}",
+        content_type="application/json",
+        HTTP_ACCEPT="application/json, text/event-stream",
+        HTTP_AUTHORIZATION=f"Bearer {token}",
+        HTTP_MCP_PROTOCOL_VERSION="2025-11-25",
+    )
+    assert response.status_code == 400
+    assert response.json()["error"] == {"code": -32700, "message": "Parse error: JSON nested too deeply."}
