@@ -12,3 +12,6 @@ urlpatterns = [
     path("", include("oraculo.mcp.urls")),
     path("", include("oraculo.urls")),
 ]
+
+handler400 = "config.http_edge.bad_request"
+handler404 = "config.http_edge.not_found"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 from django.contrib.auth.models import Permission, User
+from django.core.cache import cache
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 from rest_framework.authtoken.models import Token
@@ -147,3 +148,47 @@ def test_admin_question_files_are_refused_with_a_message(admin_client, library, 
     assert response.status_code == 200
     assert message in response.content.decode()
     assert not EvalRun.objects.exists()
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/admin/oraculo/oraculoquery/?app=%00",
+        "/admin/oraculo/oraculoquery/evaluate/?last=15&app=%00",
+        "/api/v1/eval-runs/1?x%00=1",
+    ],
+)
+def test_a_nul_in_a_query_string_is_a_400_before_any_view(admin_client, path):
+    response = admin_client.get(path)
+    assert response.status_code == 400
+    assert "NUL characters" in response.content.decode()
+    if path.startswith("/api/"):
+        assert response.json() == {"detail": "Text may not contain NUL characters (\\u0000)."}
+
+
+def test_a_nul_in_a_form_field_is_a_400_and_nothing_is_queued(admin_client, library):
+    response = admin_client.post(
+        reverse("admin:oraculo_oraculoquery_evaluate"),
+        {"top_k": 3, "trim_threshold": 0.9, "trim_window": 1, "variants": ["baseline"], "app": "x\x00"},
+    )
+    assert response.status_code == 400 and "NUL characters" in response.content.decode()
+    assert not EvalRun.objects.exists()
+
+
+def test_errors_django_answers_itself_are_json_under_the_api(client, widget_key, settings):
+    assert client.get("/api/v1/no-such-thing").json() == {"detail": "Not found."}
+    assert client.get("/api/v1/no-such-thing").status_code == 404
+    assert client.post("/api/v1/queries/-1/feedback", {}).status_code == 404
+    assert client.post("/api/v1/queries/-1/feedback", {}).json() == {"detail": "Not found."}
+    assert "text/html" in client.get("/no-such-page").headers["Content-Type"]
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1000
+    cache.clear()  # the client IP's throttle counts this module's other asks
+    response = client.post(
+        "/api/v1/ask",
+        '{"question": "' + "x" * 2000 + '"}',
+        content_type="application/json",
+        HTTP_X_WIDGET_KEY=widget_key.key,
+    )
+    assert response.status_code == 413
+    assert response.json() == {"detail": "The request body is too large: at most 1,000 bytes."}
+    assert not OraculoQuery.objects.exists()
