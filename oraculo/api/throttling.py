@@ -87,9 +87,22 @@ class WidgetKeyDailyQuota(BaseThrottle):
 
 
 class EvalRunCreateThrottle(UserRateThrottle):
-    """Runs queued per person (THROTTLE_EVAL_RUNS): each can call the LLM for every question."""
+    """Runs queued per person (THROTTLE_EVAL_RUNS): each can call the LLM for every question. A request is
+    checked against the runs already counted, and counts only once its run is queued (`count_run`): a refused
+    body queues nothing, so it uses up nothing."""
 
     scope = "eval_runs"
 
     def get_rate(self) -> str | None:
         return api_settings.DEFAULT_THROTTLE_RATES.get(self.scope)
+
+    def throttle_success(self) -> bool:
+        return True
+
+    def count_run(self, request: Request, view) -> None:
+        """Count one queued run against the person's rate."""
+        if self.rate is None or (key := self.get_cache_key(request, view)) is None:
+            return
+        now = self.timer()
+        history = [t for t in self.cache.get(key, []) if t > now - self.duration]
+        self.cache.set(key, [now, *history], self.duration)

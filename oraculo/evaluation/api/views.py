@@ -82,6 +82,7 @@ class EvalRunCreateView(APIView):
         )
         questions = QuestionSource(explicit=data.get("questions"), last=data.get("last"))
         run = evaluation_start(questions=questions, params=params, created_by=request.user)
+        EvalRunCreateThrottle().count_run(request, self)
         url = reverse("eval-run-detail", args=[run.pk], request=request)
         body = EvalRunCreatedSerializer(
             {"id": run.pk, "status": run.status, "total": run.total, "url": url}

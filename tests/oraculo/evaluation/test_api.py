@@ -219,6 +219,8 @@ def test_queueing_is_throttled_per_person(staff, library, settings):
         },
     }
     body = {"questions": ["Q"], "app": library}
+    refused = [staff.post(CREATE, {"questions": ["Q"], "sweep": ["bogus"]}, format="json") for _ in range(5)]
+    assert {r.status_code for r in refused} == {400}, "a refused body queues nothing and uses up nothing"
     assert [staff.post(CREATE, body, format="json").status_code for _ in range(3)] == [202, 202, 429]
     assert (
         client_for(staff_user("colleague", *ALL_PERMISSIONS)).post(CREATE, body, format="json").status_code
