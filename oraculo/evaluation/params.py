@@ -10,6 +10,7 @@ from decimal import Decimal, InvalidOperation
 from django.conf import settings
 
 from biblioteca.errors import ApplicationError
+from biblioteca.models import Document
 from biblioteca.search import MAX_TOP_K
 
 VARIANTS = ("baseline", "trim")
@@ -130,6 +131,10 @@ def eval_params_build(
         raise EvalParamsError(
             f"trim_window must be a whole number between 0 and {MAX_TRIM_WINDOW}, not {window}."
         )
+    for name, value in (("app", app), ("source_type", source_type)):
+        limit = Document._meta.get_field(name).max_length
+        if value and len(value) > limit:
+            raise EvalParamsError(f"{name} is {len(value)} characters long: at most {limit}.", field=name)
     if sweep is not None and not isinstance(sweep, SweepSpec):
         thresholds, windows = sweep_parse(sweep, default_threshold=threshold, default_window=window)
         sweep = SweepSpec(thresholds=thresholds, windows=windows)
@@ -179,7 +184,10 @@ def _decimals(text: str, key: str) -> list[Decimal]:
             raise EvalParamsError(f"sweep {key}: the step must be positive.")
         if start > stop:
             raise EvalParamsError(f"sweep {key}: the start ({start}) is after the stop ({stop}).")
-        count = int((stop - start) / step) + 1
+        try:
+            count = int((stop - start) / step) + 1
+        except ArithmeticError:  # a step so small the count has no decimal
+            count = MAX_SWEEP_COMBINATIONS + 1
         if count > MAX_SWEEP_COMBINATIONS:
             raise EvalParamsError(f"sweep {key}: {count} values; at most {MAX_SWEEP_COMBINATIONS}.")
         return [start + i * step for i in range(count)]

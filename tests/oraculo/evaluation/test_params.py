@@ -32,6 +32,8 @@ def test_defaults_are_the_seeds(settings):
         ({"trim_window": -1}, "trim_window"),
         ({"min_retention": 99}, "give a sweep"),
         ({"sweep": ["threshold=0.7,0.8"], "min_overlap": 120}, "min_overlap is a percentage"),
+        ({"app": "a" * 101}, "app is 101 characters long: at most 100"),
+        ({"source_type": "s" * 51}, "source_type is 51 characters long: at most 50"),
     ],
 )
 def test_bad_parameters_say_what_is_wrong(kwargs, message):
@@ -69,6 +71,7 @@ def test_a_sweep_axis_left_out_is_held_at_its_default():
         ("threshold", "is not threshold=... or window=..."),
         ("threshold=0.7 threshold=0.8", "given twice"),
         ("threshold=0:1:0.001", "at most 200"),
+        ("threshold=0:1:1e-1000000", "at most 200"),
         ("threshold=0.50:0.99:0.01 window=0,1,2,3,4", "combinations; at most 200"),
         ("", "give threshold"),
     ],
