@@ -13,6 +13,8 @@ from django_mcpz.bearer_tokens.models import Token
 
 from biblioteca.errors import ApplicationError, ConflictError, NotFoundError
 
+MAX_EXPIRES_IN_DAYS = 3650  # ten years; for longer, a token that never expires
+
 
 def token_create(
     *, user: AbstractBaseUser, name: str, expires_in_days: int | None = None
@@ -28,9 +30,16 @@ def token_create(
             f"{user.get_username()!r} is not an active staff user; MCP tools are for staff.",
             extra={"user": "not active staff"},
         )
-    if expires_in_days is not None and expires_in_days < 1:
+    limit = Token._meta.get_field("name").max_length
+    if len(name) > limit:
         raise ApplicationError(
-            "A token expires at least one day after it is made.", extra={"expires_in_days": ">= 1"}
+            f"A token's name is at most {limit} characters (this one has {len(name)}).",
+            extra={"name": "too long"},
+        )
+    if expires_in_days is not None and not 1 <= expires_in_days <= MAX_EXPIRES_IN_DAYS:
+        raise ApplicationError(
+            f"A token expires between 1 and {MAX_EXPIRES_IN_DAYS:,} days after it is made (or never).",
+            extra={"expires_in_days": f"1 to {MAX_EXPIRES_IN_DAYS}"},
         )
     expires_at = timezone.now() + timedelta(days=expires_in_days) if expires_in_days else None
     return Token.create(name=name, user=user, expires_at=expires_at)

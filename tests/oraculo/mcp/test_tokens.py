@@ -73,8 +73,14 @@ def test_the_services_raise_application_errors():
     user = User.objects.create_user("alice", is_staff=True)
     with pytest.raises(ApplicationError, match="needs a name"):
         token_create(user=user, name="  ")
-    with pytest.raises(ApplicationError, match="at least one day"):
-        token_create(user=user, name="x", expires_in_days=0)
+    for days in (0, 3651, 99_999_999):
+        with pytest.raises(ApplicationError, match="between 1 and 3,650 days"):
+            token_create(user=user, name="x", expires_in_days=days)
+    with pytest.raises(ApplicationError, match=r"at most 200 characters \(this one has 300\)"):
+        token_create(user=user, name="n" * 300)
+    with pytest.raises(CommandError, match="between 1 and 3,650 days"):
+        command("create", "--user", "alice", "--expires-in-days", "99999999")
+    assert not Token.objects.exists()
     token, _ = token_create(user=user, name="x")
     token_revoke(token_id=token.pk)
     with pytest.raises(ConflictError):
