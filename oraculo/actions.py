@@ -181,7 +181,10 @@ def query_feedback_record(
 
 def queries_purge(*, older_than: timedelta, dry_run: bool = False, now: datetime | None = None) -> int:
     """Delete (or, on a dry run, count) the queries asked before `now - older_than`; returns how many."""
-    cutoff = (now or timezone.now()) - older_than
+    try:
+        cutoff = (now or timezone.now()) - older_than
+    except OverflowError:  # before the first date there is: nothing is that old
+        return 0
     old = OraculoQuery.objects.filter(created_at__lt=cutoff)
     if dry_run:
         return old.count()

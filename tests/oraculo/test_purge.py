@@ -85,6 +85,17 @@ def test_bad_ages_are_refused_clearly(queries, age):
     assert len(remaining()) == 4
 
 
+def test_an_age_longer_than_the_calendar_deletes_nothing_or_is_refused(queries):
+    assert (
+        purge("--older-than", "1000000d", "--dry-run")
+        == "dry run: would delete 0 queries older than 1000000 days"
+    )
+    assert purge("--older-than", "1000000d") == "deleted 0 queries older than 1000000 days"
+    with pytest.raises(CommandError, match="longer than any date"):
+        purge("--older-than", "99999999999w")
+    assert len(remaining()) == 4
+
+
 def test_the_age_is_required(queries):
     with pytest.raises(CommandError, match="--older-than"):
         purge()

@@ -23,7 +23,13 @@ def parse_age(text: str) -> tuple[timedelta, str]:
         )
     n, unit = int(match.group(1)), match.group(2).lower()
     plural, singular = UNITS[unit]
-    return timedelta(**{plural: n}), f"{n} {singular if n == 1 else plural}"
+    try:
+        age = timedelta(**{plural: n})
+    except OverflowError:
+        raise CommandError(
+            f"--older-than {text.strip()} is longer than any date: at most 999999999d."
+        ) from None
+    return age, f"{n} {singular if n == 1 else plural}"
 
 
 class Command(BaseCommand):
