@@ -10,7 +10,7 @@ import time
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.db import connections
+from django.db import DataError, connections
 
 from biblioteca.errors import ApplicationError
 from biblioteca.models import Chunk
@@ -82,7 +82,13 @@ def vector_index_rebuild(
     started = time.perf_counter()
     with connection.cursor() as cursor:
         if maintenance_work_mem:
-            cursor.execute("SELECT set_config('maintenance_work_mem', %s, false)", [maintenance_work_mem])
+            try:
+                cursor.execute("SELECT set_config('maintenance_work_mem', %s, false)", [maintenance_work_mem])
+            except DataError as exc:
+                raise IndexOptionsError(
+                    f"maintenance_work_mem {maintenance_work_mem!r} is not a memory size PostgreSQL takes "
+                    "(e.g. 512MB or 4GB)."
+                ) from exc
         try:
             cursor.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {building}")
             cursor.execute(hnsw_index_sql(options=options, name=building, concurrently=True))

@@ -57,12 +57,21 @@ def test_the_command_rebuilds_only_when_asked_values_differ(restore_index, capsy
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize(("m", "ef"), [(1, 64), (101, 400), (16, 20), (16, 1001)])
+@pytest.mark.parametrize(("m", "ef"), [(1, 64), (101, 400), (16, 20), (16, 1001), (0, 64), (16, 0)])
 def test_options_pgvector_would_refuse_are_refused_before_touching_the_index(m, ef):
     with pytest.raises(IndexOptionsError):
         hnsw_index_sql(options=HnswOptions(m=m, ef_construction=ef))
     with pytest.raises(CommandError, match="HNSW"):
         call_command("rebuild_vector_index", "--m", str(m), "--ef-construction", str(ef))
+    with pytest.raises(CommandError, match="HNSW"):
+        call_command("rebuild_vector_index", "--m", str(m), "--ef-construction", str(ef), "--if-changed")
+    assert live_hnsw_options() == configured_hnsw_options()
+
+
+@pytest.mark.django_db(transaction=True)  # as the command runs: autocommit, no transaction to abort
+def test_a_memory_size_postgresql_refuses_is_named_and_the_index_left_alone():
+    with pytest.raises(CommandError, match="maintenance_work_mem 'bogus' is not a memory size"):
+        call_command("rebuild_vector_index", "--maintenance-work-mem", "bogus")
     assert live_hnsw_options() == configured_hnsw_options()
 
 

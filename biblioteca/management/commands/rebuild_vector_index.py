@@ -9,6 +9,7 @@ from biblioteca.vector_index import (
     IndexOptionsError,
     configured_hnsw_options,
     live_hnsw_options,
+    validated,
     vector_index_rebuild,
 )
 
@@ -34,8 +35,15 @@ class Command(BaseCommand):
     def handle(self, *args, **opts):
         configured = configured_hnsw_options()
         options = HnswOptions(
-            m=opts["m"] or configured.m, ef_construction=opts["ef_construction"] or configured.ef_construction
+            m=configured.m if opts["m"] is None else opts["m"],
+            ef_construction=configured.ef_construction
+            if opts["ef_construction"] is None
+            else opts["ef_construction"],
         )
+        try:
+            validated(options)
+        except IndexOptionsError as exc:
+            raise CommandError(exc.message) from exc
         if opts["if_changed"] and live_hnsw_options() == options:
             self.stdout.write(
                 f"The index is already built with m={options.m}, ef_construction={options.ef_construction}."
