@@ -445,8 +445,12 @@ def chunks_reembed(
     Overlapping chunks cannot rebuild the source, so the stored chunks keep their text and get new vectors,
     with their sentences, one document per transaction.
     """
+    if app is not None and not Document.objects.filter(app=app).exists():
+        raise IngestError(
+            f"No documents in app {app!r}: nothing to re-embed (leave the app out for every app)."
+        )
     embedder = embedder or get_embedder()
-    documents = Document.objects.all() if not app else Document.objects.filter(app=app)
+    documents = Document.objects.all() if app is None else Document.objects.filter(app=app)
     count = 0
     for document in documents.order_by("pk"):
         if not everything and not _needs_reembedding(document, embedder):

@@ -206,6 +206,15 @@ def test_a_model_change_is_detected_and_reembed_fixes_it(capsys):
     }
 
 
+@pytest.mark.parametrize("app", ["", "t-typo"])
+def test_reembed_of_an_app_with_no_documents_says_so_rather_than_covering_every_app(app):
+    document_ingest(source_path="m.md", content=GUIDE, app="t-model")
+    Chunk.objects.filter(document__app="t-model").update(embedding_model="old-model")
+    with pytest.raises(CommandError, match=f"No documents in app {app!r}"):
+        call_command("reembed", "--app", app, "--all")
+    assert set(Chunk.objects.values_list("embedding_model", flat=True)) == {"old-model"}
+
+
 def test_chunks_without_sentences_get_them_from_the_next_ingest():
     document_ingest(source_path="s.md", content=GUIDE, app="t-backfill")
     Sentence.objects.filter(chunk__document__app="t-backfill").delete()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandError
 
 from biblioteca.embeddings import EmbeddingError
-from biblioteca.ingest import chunks_reembed
+from biblioteca.ingest import IngestError, chunks_reembed
 
 
 class Command(BaseCommand):
@@ -15,7 +15,7 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("--app", default=None)
+        parser.add_argument("--app", default=None, help="Only this app's documents (default: every app).")
         parser.add_argument("--all", action="store_true", help="Every document, not only the stale ones.")
 
     def handle(self, *args, **opts):
@@ -25,6 +25,6 @@ class Command(BaseCommand):
 
         try:
             count = chunks_reembed(app=opts["app"], everything=opts["all"], on_document=report)
-        except EmbeddingError as exc:
+        except (EmbeddingError, IngestError) as exc:
             raise CommandError(str(exc)) from exc
         self.stdout.write(f"{count} document(s) re-embedded.")
