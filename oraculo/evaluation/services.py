@@ -26,6 +26,7 @@ from oraculo.evaluation.questions import (
 )
 from oraculo.evaluation.selectors import VIEW_QUERIES, eval_runs_readable, recent_questions
 from oraculo.evaluation.worker import ACTIVE, eval_runs_requeue_stalled
+from oraculo.llm import llm_configured
 from oraculo.models import EvalResult, EvalRun
 
 
@@ -60,6 +61,12 @@ def evaluation_questions(
     """The questions a run evaluates, checked against its parameters: reading the question log needs the
     permission to view queries (a door without a user, the command, is the operator), and a retention floor needs
     labelled questions."""
+    if params.synthesize and not llm_configured():
+        raise EvalParamsError(
+            "synthesize answers every question with the LLM, and none is configured (set LLM_MODEL and "
+            "LLM_BASE_URL or LLM_API_KEY).",
+            field="synthesize",
+        )
     source = questions if isinstance(questions, QuestionSource) else QuestionSource(explicit=tuple(questions))
     chosen = labelled(source.explicit or ())
     if source.path is not None:

@@ -58,6 +58,17 @@ def test_a_question_longer_than_one_may_ask_is_refused_before_anything_is_queued
     assert run.total == 2
 
 
+def test_synthesis_without_an_llm_is_refused_before_anything_is_queued(library, settings):
+    settings.LLM_MODEL = ""
+    params = eval_params_build(app=library, synthesize=True)
+    with pytest.raises(EvalParamsError, match="none is configured") as refused:
+        evaluation_start(questions=["How do I reset my password?"], params=params, created_by=None)
+    assert refused.value.field == "synthesize"
+    with pytest.raises(EvalParamsError, match="none is configured"):
+        evaluation_run_inline(questions=["How do I reset my password?"], params=params)
+    assert not EvalRun.objects.exists()
+
+
 def test_a_retention_floor_needs_labelled_questions(library):
     params = eval_params_build(app=library, sweep=["window=0,1"], min_retention=99)
     with pytest.raises(EvalParamsError, match="min_retention needs labelled questions") as caught:
