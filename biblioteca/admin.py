@@ -7,7 +7,7 @@ from django.db import models
 from django.db.models import Count
 
 from biblioteca.models import Chunk, Document
-from config.admin import ReadOnlyAdminMixin
+from config.admin import DateHierarchyAdminMixin, ReadOnlyAdminMixin
 
 
 class ChunkInline(ReadOnlyAdminMixin, admin.TabularInline):
@@ -20,7 +20,7 @@ class ChunkInline(ReadOnlyAdminMixin, admin.TabularInline):
 
 
 @admin.register(Document)
-class DocumentAdmin(admin.ModelAdmin):
+class DocumentAdmin(DateHierarchyAdminMixin, admin.ModelAdmin):
     list_display = ["title", "app", "source_type", "source_path", "chunk_count", "ingested_at"]
     list_filter = ["app", "source_type"]
     search_fields = ["title", "source_path", "url"]

@@ -10,7 +10,7 @@ from django.http import HttpRequest
 from django_mcpz.bearer_tokens.admin import TokenAdmin
 from django_mcpz.bearer_tokens.models import Token as McpToken
 
-from config.admin import ReadOnlyAdminMixin
+from config.admin import DateHierarchyAdminMixin, ReadOnlyAdminMixin
 from config.replicas import ReplicaReadsAdminMixin
 from oraculo.admin_dashboard import DashboardAdminMixin
 from oraculo.evaluation.admin.evaluate import EvalAdminMixin
@@ -38,7 +38,12 @@ class FeedbackFilter(admin.SimpleListFilter):
 
 @admin.register(OraculoQuery)
 class OraculoQueryAdmin(
-    EvalAdminMixin, DashboardAdminMixin, ReplicaReadsAdminMixin, ReadOnlyAdminMixin, admin.ModelAdmin
+    EvalAdminMixin,
+    DashboardAdminMixin,
+    ReplicaReadsAdminMixin,
+    ReadOnlyAdminMixin,
+    DateHierarchyAdminMixin,
+    admin.ModelAdmin,
 ):
     """Only the API writes queries and only purge_queries deletes them (retention of personal data)."""
 

@@ -192,3 +192,15 @@ def test_errors_django_answers_itself_are_json_under_the_api(client, widget_key,
     assert response.status_code == 413
     assert response.json() == {"detail": "The request body is too large: at most 1,000 bytes."}
     assert not OraculoQuery.objects.exists()
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/admin/oraculo/oraculoquery/?created_at__year=99999999999",
+        "/admin/biblioteca/document/?ingested_at__year=99999999999",
+    ],
+)
+def test_a_date_filter_past_the_calendar_is_the_admins_invalid_filter_redirect(admin_client, path):
+    response = admin_client.get(path)
+    assert response.status_code == 302 and response["Location"].endswith("?e=1")
