@@ -1176,8 +1176,12 @@ def _sentence_cuts(seg: str, enum_cuts: list[int], cjk: bool) -> list[int]:
     last_cut = 0
     inline = False
     prev = -1
+    guarded = _inline_spans(seg) if ("`" in seg or "[" in seg or "<code" in seg) else []
+    starts = [a for a, _ in guarded]
     for m in _CANDIDATE.finditer(seg):
         p, nxt = m.start(), m.end()
+        if guarded and (k := bisect_right(starts, p) - 1) >= 0 and p < guarded[k][1]:
+            continue
         if not inline and nxt > m.end(2) and seg[nxt] in "1ai(" and _run_start(seg, nxt):
             inline = True
             enum_cuts = _enumeration_cuts(seg, True)
@@ -1198,6 +1202,16 @@ def _sentence_cuts(seg: str, enum_cuts: list[int], cjk: bool) -> list[int]:
     elif n_enum:
         cuts = sorted(set(cuts))
     return cuts
+
+
+# Inline code, a link's text and <code> elements are never cut: `git commit -m "Fix. Update"` or
+# [Step 2. Configure](#step-2) would otherwise leave a unit with an unclosed backtick or bracket.
+_INLINE_GUARDED = re.compile(r"(?<!`)(`++)(?!`).+?(?<!`)\1(?!`)|\[[^\[\]\n]*+\](?=\()|<code>.*?</code>", re.S)
+
+
+def _inline_spans(seg: str) -> list[tuple[int, int]]:
+    """The (start, end) of each inline code span, link text and <code> element of `seg`, in order."""
+    return [m.span() for m in _INLINE_GUARDED.finditer(seg)]
 
 
 def _cut(seg: str, m: re.Match[str], unit_start: int) -> int | None:

@@ -630,3 +630,30 @@ def test_documentation_text_keeps_code_names_whole() -> None:
         "| `a.B` | x.Then |",
         "|---|---|",
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            'Tag the release with `git tag -m "Beta. Not final"` first. Then push the tag.',
+            ['Tag the release with `git tag -m "Beta. Not final"` first.', "Then push the tag."],
+        ),
+        (
+            "Read [Part 3. Setting the port](#part-3) before. It explains the flags.",
+            ["Read [Part 3. Setting the port](#part-3) before.", "It explains the flags."],
+        ),
+        (
+            "La opción ``--modo. Rápido`` no existe. Usa la otra.",
+            ["La opción ``--modo. Rápido`` no existe.", "Usa la otra."],
+        ),
+        ("Write <code>a. B</code> in the box. Save it.", ["Write <code>a. B</code> in the box.", "Save it."]),
+        (
+            "See [the guide]. It is short. A stray ` mark. Then the end.",
+            ["See [the guide].", "It is short.", "A stray ` mark.", "Then the end."],
+        ),
+    ],
+)
+def test_no_unit_ends_inside_inline_code_or_a_links_text(text: str, expected: list[str]) -> None:
+    """Cutting there would leave a unit with an unclosed backtick or bracket, which trimming then shows."""
+    assert split_sentences(text) == expected
