@@ -445,8 +445,8 @@ def lexical_evidence(
 
 def join_runs(text: str, spans: Sequence[tuple[int, int]], keep: Sequence[int]) -> str:
     """Kept sentences as verbatim runs of the original text, separate runs joined by an elision that keeps the
-    markdown's blocks whole: ' [...] ' within a line, '[...]' on a line of its own between blocks (the next run
-    keeps its line's indentation), '| [...] |' between two rows of one table."""
+    markdown's blocks whole: ' [...] ' within a line, '[...]' on a line of its own between blocks, '| [...] |'
+    between two rows of one table (only rows lie between them)."""
     runs: list[tuple[int, int]] = []
     for i in keep:
         if runs and i == runs[-1][1] + 1:
@@ -455,19 +455,44 @@ def join_runs(text: str, spans: Sequence[tuple[int, int]], keep: Sequence[int]) 
             runs.append((i, i))
     out = text[spans[runs[0][0]][0] : spans[runs[0][1]][1]] if runs else ""
     for (_, last), (first, end) in zip(runs, runs[1:]):
-        start = spans[first][0]
-        if "\n" not in text[spans[last][1] : start]:
+        gap = text[spans[last][1] : spans[first][0]]
+        if "\n" not in gap:
             out += ELISION
+        elif (
+            _unit_shape(text[slice(*spans[last])]) in _TABLE_SHAPES
+            and _unit_shape(text[slice(*spans[first])]) in _TABLE_SHAPES
+            and all("|" in line for line in gap.split("\n")[1:-1])
+        ):
+            out += ROW_ELISION
         else:
-            line_start = text.rfind("\n", 0, start) + 1
-            if not text[line_start:start].strip():
-                start = line_start
-            both_rows = _unit_shape(text[slice(*spans[last])]) in ("row", "rule") and _unit_shape(
-                text[slice(*spans[first])]
-            ) in ("row", "rule")
-            out += ROW_ELISION if both_rows else BLOCK_ELISION
-        out += text[start : spans[end][1]]
+            # The next run starts at its unit's first character: after a paragraph, an indentation of four
+            # spaces (a nested item or an admonition's body, in MkDocs) would turn it into a code block.
+            out += BLOCK_ELISION
+        out += text[spans[first][0] : spans[end][1]]
     return out
+
+
+_TABLE_SHAPES = ("row", "rule")
+
+
+def with_table_headers(keep: Sequence[int], shapes: Sequence[str]) -> list[int]:
+    """`keep` with each kept table row's header row and rule, and a kept header row's rule: without them, rows
+    render as a paragraph of pipes."""
+    out = set(keep)
+    for i in keep:
+        if shapes[i] == "rule":
+            if i > 0 and shapes[i - 1] == "row":
+                out.add(i - 1)
+        elif shapes[i] == "row":
+            if i + 1 < len(shapes) and shapes[i + 1] == "rule":
+                out.add(i + 1)
+                continue
+            j = i
+            while j >= 0 and shapes[j] == "row":
+                j -= 1
+            if j >= 1 and shapes[j] == "rule" and shapes[j - 1] == "row":
+                out.update((j - 1, j))
+    return sorted(out)
 
 
 def trim_chunks(
@@ -598,7 +623,7 @@ def _kept(chunk: TrimInput, keep: set[int], trim_markup: bool) -> TrimOutput:
     """The chunk cut down to the units in `keep` (bare markup left off the runs' edges), or whole when that is
     all of them. A passage the drop rule would leave out comes here with only the units naming the question's
     identifiers."""
-    kept = sorted(keep)
+    kept = with_table_headers(sorted(keep), chunk.shapes)
     if trim_markup:
         kept = without_markup_edges(kept, chunk.loose_markup)
     if len(kept) >= len(chunk.spans):

@@ -130,7 +130,7 @@ BLOCKS = [
     "| port | 8000 |",
     "| debug | false |",
     "- Linux",
-    "  - Debian, tested weekly",
+    "- Debian, tested weekly",
 ]
 BLOCKS_TEXT = (
     "Setup takes a minute. Most teams never change it.\n\n## Install\n\nRun this:\n\n"
@@ -157,7 +157,7 @@ def test_a_trimmed_passage_is_still_the_markdown_it_was():
     trimmed = join_runs(BLOCKS_TEXT, spans, [0, 2, 4, 5, 6, 7, 9, 11])
     assert trimmed.startswith("Setup takes a minute.\n\n[...]\n\n## Install\n\n[...]\n\n```json")
     assert "| host | 0.0.0.0 |\n| [...] |\n| debug | false |" in trimmed
-    assert trimmed.endswith("\n\n[...]\n\n  - Debian, tested weekly")
+    assert trimmed.endswith("\n\n[...]\n\n- Debian, tested weekly")
 
     def blocks(text: str) -> list[str]:
         return [
@@ -175,6 +175,58 @@ def test_a_trimmed_passage_is_still_the_markdown_it_was():
         join_runs(BLOCKS_TEXT, spans, [0, 1, 3])
         == "Setup takes a minute. Most teams never change it.\n\n[...]\n\nRun this:"
     )
+
+
+def test_a_gap_never_turns_an_indented_line_into_code_nor_two_tables_into_one():
+    from markdown_it import MarkdownIt
+
+    def blocks(text: str) -> list[str]:
+        return [
+            t.type
+            for t in MarkdownIt("commonmark").enable("table").parse(text)
+            if t.level == 0 and t.nesting >= 0
+        ]
+
+    nested = "Supported systems:\n\n- Linux\n    - Debian, tested weekly.\n- macOS\n    - Sonoma only.\n"
+    units = ["Supported systems:", "- Linux", "- Debian, tested weekly.", "- macOS", "- Sonoma only."]
+    trimmed = join_runs(nested, _spans(nested, units), [0, 4])
+    assert trimmed == "Supported systems:\n\n[...]\n\n- Sonoma only."
+    assert "code_block" not in blocks(trimmed)
+
+    tables = (
+        "| A | B |\n|---|---|\n| a1 | b1 |\n| a2 | b2 |\n\n| X | Y | Z |\n|---|---|---|\n| x1 | y1 | z1 |\n"
+    )
+    units = [
+        "| A | B |",
+        "|---|---|",
+        "| a1 | b1 |",
+        "| a2 | b2 |",
+        "| X | Y | Z |",
+        "|---|---|---|",
+        "| x1 | y1 | z1 |",
+    ]
+    trimmed = join_runs(tables, _spans(tables, units), [0, 1, 2, 4, 5, 6])
+    assert (
+        trimmed
+        == "| A | B |\n|---|---|\n| a1 | b1 |\n\n[...]\n\n| X | Y | Z |\n|---|---|---|\n| x1 | y1 | z1 |"
+    )
+    assert blocks(trimmed).count("table_open") == 2
+
+
+def test_a_kept_table_row_brings_its_own_tables_header_and_rule_even_from_the_window():
+    text = "Pick a key.\n\n| Key | Value |\n|---|---|\n| `workers` | 4 |\n| `timeout` | 30 |\n\n| K | V |\n|---|---|\n| a | b |"
+    units = ["Pick a key.", "| Key | Value |", "|---|---|", "| `workers` | 4 |", "| `timeout` | 30 |"]
+    units += ["| K | V |", "|---|---|", "| a | b |"]
+    c = TrimInput(
+        text, _spans(text, units), np.asarray([vec(x) for x in [0.95, 0, 0, 0, 0, 0, 0, 0]], np.float32)
+    )
+    # the window (1) adds the header row after the best line: its rule comes with it
+    out = trim_chunks([c], QUERY, TrimParams(threshold=0.9, window=1))[0]
+    assert out.text == "Pick a key.\n\n| Key | Value |\n|---|---|"
+    # a row of the second table brings that table's header and rule, not the first table's
+    c = replace(c, vectors=np.asarray([vec(x) for x in [0, 0, 0, 0, 0, 0, 0, 0.95]], np.float32))
+    out = trim_chunks([c], QUERY, TrimParams(threshold=0.9, window=0))[0]
+    assert out.text == "| K | V |\n|---|---|\n| a | b |"
 
 
 def test_select_sentences_gives_the_window_only_to_units_at_the_window_floor():
@@ -371,7 +423,10 @@ def test_companions_come_with_a_kept_unit_but_bring_no_window():
         trim_chunks([c], QUERY, params)[0].text
         == "| Name | Default |\n|---|---|\n| [...] |\n| host | 0.0.0.0 |"
     )
-    assert trim_one(c, threshold=0.5, window=0) == "| host | 0.0.0.0 |"
+    # without companions too: a kept row always renders under its header and rule
+    assert (
+        trim_one(c, threshold=0.5, window=0) == "| Name | Default |\n|---|---|\n| [...] |\n| host | 0.0.0.0 |"
+    )
 
 
 def test_a_lead_in_ending_with_a_colon_brings_its_list():
