@@ -258,8 +258,11 @@ def _shape(unit: str) -> str:
         return "heading"
     if _TABLE_ROW.match(unit):
         return "rule" if _TABLE_RULE.match(unit) else "row"
-    if len(unit) <= _FIELD_MAX and "\n" not in unit and _FIELD.match(unit):
-        return "field"
+    if "\n" not in unit:
+        if len(unit) <= _FIELD_MAX and _FIELD.match(unit):
+            return "field"
+    elif all(len(line) <= _FIELD_MAX and _FIELD.match(line.strip()) for line in unit.split("\n")):
+        return "field"  # `Type:` and `Default:` on consecutive lines of one paragraph
     if _ITEM.match(unit):
         return "item"
     return "prose"

@@ -408,6 +408,12 @@ def test_the_spread_factor_shrinks_the_margins_when_scores_are_close_together():
             [(1, 2), (0, 2), (0, 1), ()],
         ),
         (["### port", "The port to listen on.", "Default: 8000"], [(2,), (), (0, 1)]),
+        # field lines written on consecutive lines make one unit, a field all the same
+        (["### `retries`", "Type: `integer`\nDefault: `3`", "How many times to retry."], [(1,), (0,), ()]),
+        (
+            ["### `modo`", "**Tipo:** `string`<br>\n**Por defecto:** `rápido`", "Elige el modo."],
+            [(1,), (0,), ()],
+        ),
         (["Just prose.", "More prose."], [(), ()]),
     ],
 )
