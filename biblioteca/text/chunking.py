@@ -11,9 +11,9 @@ with these deliberate differences:
   CommonMark parser (markdown-it-py), so ``#`` lines inside code are not
   headings. Only top-level headings (not those in lists or block quotes) start
   sections.
-* Heading path entries are the heading's source line, stripped (``"## Install"``).
-  Setext headings are rendered as ``"# Text"`` / ``"## Text"`` so that paths
-  look the same whichever heading syntax the author used.
+* Heading path entries are the heading's level in ``#`` and its text, white space
+  collapsed (``"## Install"``), so that paths look the same whichever heading syntax
+  the author used: setext, or ATX with or without closing ``#``s.
 * A chunk boundary never falls inside a fenced or indented code block, an HTML
   block or a table, unless that block alone exceeds ``chunk_size`` words; then
   it is split at line boundaries (and a single over-long line at words).
@@ -290,12 +290,8 @@ def _title(doc: _Document, filename: str) -> str:
     return PurePath(filename).stem or filename
 
 
-def _heading_label(doc: _Document, heading: Token, inline: Token) -> str:
-    level = int(heading.tag[1])
-    if heading.markup.startswith("#"):
-        line_start, line_end = doc.lines[heading.map[0]]  # type: ignore[index]
-        return doc.content[line_start:line_end].strip()
-    return "#" * level + " " + " ".join(inline.content.split())
+def _heading_label(heading: Token, inline: Token) -> str:
+    return ("#" * int(heading.tag[1]) + " " + " ".join(inline.content.split())).rstrip()
 
 
 def _sections(doc: _Document) -> list[_Section]:
@@ -309,7 +305,7 @@ def _sections(doc: _Document) -> list[_Section]:
         level = int(heading.tag[1])
         while stack and stack[-1][0] >= level:
             stack.pop()
-        stack.append((level, _heading_label(doc, heading, inline)))
+        stack.append((level, _heading_label(heading, inline)))
         path = tuple(label for _, label in stack)
         cursor = end
     sections.append(_Section(path, cursor, len(doc.lines)))

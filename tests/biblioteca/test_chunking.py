@@ -186,9 +186,16 @@ def test_setext_headings_are_rendered_with_hashes() -> None:
     assert [c.text for c in chunks] == ["intro", "body"]
 
 
-def test_atx_heading_path_is_the_stripped_source_line() -> None:
+def test_atx_heading_path_drops_closing_hashes_and_extra_spaces_as_setext_paths_do() -> None:
     chunks = chunk("  ## Install ##  \ntext\n")
-    assert chunks[0].heading_path == ("## Install ##",)
+    assert chunks[0].heading_path == ("## Install",)
+    content = "# User   Guide #\n\nIntro.\n\n## Install ##\n\nSteps.\n"
+    [first, second] = chunk(content)
+    assert second.heading_path == ("# User Guide", "## Install")
+    assert (
+        passage_header(title="User Guide", heading_path=second.heading_path) == "[Doc: User Guide > Install]"
+    )
+    assert chunk("## `retries` { #retries }\ntext\n")[0].heading_path == ("## `retries` { #retries }",)
 
 
 def test_non_headings_by_commonmark_rules() -> None:
