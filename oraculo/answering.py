@@ -329,6 +329,9 @@ class StreamEvent:
     result: AskResult | None = None
 
 
+CLIENT_LEFT = "the client left before the answer was complete"
+
+
 def ask_stream(*, prepared: PreparedAsk) -> Iterator[StreamEvent]:
     """The answer as it is written: the sources, then the LLM's text in pieces, then the logged result. If the
     LLM fails, before or mid-stream, the result is the extractive answer (which replaces what was streamed) and
@@ -343,6 +346,19 @@ def ask_stream(*, prepared: PreparedAsk) -> Iterator[StreamEvent]:
             ):
                 parts.append(text)
                 yield StreamEvent("delta", text=text)
+        except GeneratorExit:
+            # The visitor left mid-answer (a closed tab, a timeout): the question is logged all the same, with
+            # what was written, as an answer cut short.
+            _answered(
+                prepared,
+                answer="".join(parts).strip(),
+                mode=AnswerMode.LLM,
+                model=settings.LLM_MODEL,
+                error=CLIENT_LEFT,
+                llm_ms=round((time.perf_counter() - t) * 1000, 3),
+                truncated=True,
+            )
+            raise
         except LLMError as exc:
             error, model = str(exc), settings.LLM_MODEL
         else:

@@ -11,9 +11,11 @@ import sys
 
 import pytest
 from django.contrib.auth.models import User
+from django.db import connection
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from oraculo.answering import CLIENT_LEFT
 from oraculo.models import OraculoQuery, WidgetKey
 from tests.conftest import free_port, wait_for_port
 from tests.oraculo.fake_llm import MODEL
@@ -84,6 +86,25 @@ def test_a_connection_cut_mid_answer_ends_with_the_extractive_answer_and_is_logg
     assert done["answer"].startswith("[1] ") and "<strong>[1]" in done["answer_html"]
     row = OraculoQuery.objects.get(pk=done["query_id"])
     assert row.answer_mode == "extractive" and "failed" in row.llm_error and row.llm_model == MODEL
+
+
+@pytest.mark.django_db
+def test_a_visitor_who_leaves_mid_answer_is_logged_with_what_was_written(widget_key, fake_llm, monkeypatch):
+    fake_llm.reset("gated")  # the first piece, then the LLM waits: the visitor closes the tab meanwhile
+    response = stream(APIClient(), {"question": QUESTION}, widget_key)
+    chunks = iter(response.streaming_content)
+    received = b""
+    while b"event: delta" not in received:
+        received += next(chunks)
+    # Closing the response ends the request, which would close the test's (transaction's) connection.
+    monkeypatch.setattr(connection, "close_if_unusable_or_obsolete", lambda: None)
+    response.close()  # what the server does when the visitor's connection is gone
+    monkeypatch.undo()
+    fake_llm.gate.set()
+    row = OraculoQuery.objects.get()
+    first = [data["text"] for kind, data in parse(received) if kind == "delta"]
+    assert row.answer == "".join(first).strip() and row.answer
+    assert row.answer_mode == "llm" and row.answer_truncated and row.llm_error == CLIENT_LEFT
 
 
 @pytest.mark.django_db
