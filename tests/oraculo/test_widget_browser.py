@@ -308,12 +308,24 @@ def test_data_api_overrides_the_api_base(page):
             {},
             "Too many questions, try again in 5 s.",
         ),
-        (400, {"question": ["This field may not be blank."]}, {}, "This field may not be blank."),
+        # the server's own words are for whoever installs the widget: the visitor reads the page's language
+        (
+            400,
+            {"question": ["This field may not be blank."]},
+            {},
+            "This question could not be sent. Shorten or rephrase it and try again.",
+        ),
         (
             403,
             {"detail": "This widget key is not allowed from this origin."},
             {},
-            "This widget key is not allowed from this origin.",
+            "Help is not available on this page right now.",
+        ),
+        (
+            401,
+            {"detail": "The X-Widget-Key header holds an unknown or inactive widget key."},
+            {},
+            "Help is not available on this page right now.",
         ),
         (500, {"detail": "Internal details"}, {}, "Something went wrong (500). Try again later."),
     ],
@@ -359,11 +371,17 @@ def test_negative_feedback_then_thanks_and_spanish_strings(page):
     page.get_by_role("button", name="Preguntar").click()
     page.get_by_text("Fragmentos más relevantes de la documentación:").wait_for()
     assert page.get_by_role("heading", name="Fuentes").is_visible()
-    page.get_by_role("button", name="No, no me ha sido útil").click()
+    page.get_by_role("button", name="No, no me ha sido útil").focus()
+    page.keyboard.press("Enter")
     page.get_by_text("¡Gracias por tu opinión!").wait_for()
     assert site.requests[-1]["url"] == f"{SERVER}/api/v1/queries/41/feedback"
     assert site.requests[-1]["body"] == {"helpful": False, "feedback_token": "f" * 64}
-    assert page.get_by_role("button", name="Sí, me ha sido útil").is_disabled()
+    assert page.get_by_role("button", name="Sí, me ha sido útil").get_attribute("aria-disabled") == "true"
+    # the keyboard user stays where they were, and a second press sends nothing
+    assert page.evaluate("document.activeElement.getAttribute('aria-label')") == "No, no me ha sido útil"
+    page.keyboard.press("Enter")
+    page.wait_for_timeout(200)
+    assert len([r for r in site.requests if r["url"].endswith("/feedback")]) == 1
 
 
 def test_mobile_width_fits_the_screen(browser):
@@ -484,6 +502,7 @@ def test_markup_from_a_hostile_server_is_rebuilt_from_the_allow_list(page):
         '<a href="javascript:window.pwned=1">js</a><iframe src="https://evil.test"></iframe>'
         '<script>window.pwned=1</script><form action="https://evil.test"><input name=x></form>'
         '<svg><a href="javascript:window.pwned=1"><text>svg</text></a></svg><a href="https://ok.test/">ok</a>'
+        '<a href="#follow-up-questions">in-doc</a>'
     )
     FakeSite(
         page,
@@ -505,7 +524,8 @@ def test_markup_from_a_hostile_server_is_rebuilt_from_the_allow_list(page):
     hrefs = page.locator("#orw-answer .orw-text a, #orw-answer .orw-passage-text a").evaluate_all(
         "links => links.map(a => a.getAttribute('href'))"
     )
-    assert hrefs.count("https://ok.test/") == 2 and all(h is None or h.startswith("https://") for h in hrefs)
+    assert hrefs == ["https://ok.test/", "https://ok.test/"], "a link the page cannot follow is plain text"
+    assert "in-doc" in page.locator("#orw-answer .orw-text").inner_text()
 
 
 # Streaming: text shown as it arrives, and the plain request when a stream cannot be had.
@@ -617,6 +637,7 @@ def test_the_widget_keeps_the_thread_until_a_new_question(page):
     ask(page, "When are invoices sent?")
     page.get_by_text("Answer 41").wait_for()
     assert "previous_query_id" not in site.requests[0]["body"]
+    assert page.get_by_role("button", name="New question").is_visible(), "offered from the first answer on"
     ask(page, "Who gets them?")
     page.get_by_text("Answer 42").wait_for()
     assert site.requests[1]["body"]["previous_query_id"] == 41
@@ -632,6 +653,24 @@ def test_the_widget_keeps_the_thread_until_a_new_question(page):
     ask(page, "How do I reset my password?")
     page.get_by_text("Answer 43").wait_for()
     assert "previous_query_id" not in site.requests[2]["body"]
+
+
+def test_new_question_after_the_first_answer_asks_afresh(page):
+    answers = iter(range(41, 60))
+    site = FakeSite(
+        page,
+        api=lambda route, request: FakeSite.reply(
+            route, 200, {**rendered("An answer [1]."), "query_id": next(answers), "feedback_token": "t"}
+        ),
+    )
+    open_widget(page)
+    ask(page, "When are invoices sent?")
+    page.get_by_role("button", name="New question").click()
+    assert page.evaluate("document.activeElement.id") == "orw-q"
+    ask(page, "How do I reset my password?")
+    page.locator("#orw-answer .orw-feedback").wait_for()
+    page.wait_for_function("document.querySelectorAll('#orw-answer .orw-feedback').length === 1")
+    assert len(site.requests) == 2 and "previous_query_id" not in site.requests[1]["body"]
 
 
 def test_a_thread_the_server_no_longer_knows_is_asked_afresh(page):

@@ -1,6 +1,6 @@
 /* Oraculo help widget, no dependencies. <script src="https://HOST/static/oraculo/widget.js" data-key="wk_..."
  * data-app="guide" defer></script>; optional data-api (server URL; default: this script's origin),
- * data-source-type, data-lang. Server text goes in as text (textContent); the server's rendered HTML is rebuilt
+ * data-source-type, data-lang, data-timeout (seconds without a byte from the server before giving up; 60). Server text goes in as text (textContent); the server's rendered HTML is rebuilt
  * node by node from an inert parsed document, allow-listed tags and http(s)/mailto links only. */
 (function () {
   "use strict";
@@ -26,7 +26,9 @@
       network: "Could not reach the help service. Check your connection and try again.",
       rate: "Too many questions, try again in {n} s.", rateNoWait: "Too many questions, try again shortly.",
       failed: "Something went wrong ({s}). Try again later.", ref: "Source {n}", passage: "Show passage",
-      follows: "Following up on \u201c{q}\u201d.", restart: "New question"
+      follows: "Following up on \u201c{q}\u201d.", restart: "New question",
+      unavailable: "Help is not available on this page right now.",
+      invalid: "This question could not be sent. Shorten or rephrase it and try again."
     },
     es: {
       help: "Ayuda", title: "Pregunta a la documentaci\u00f3n", close: "Cerrar ayuda", label: "Tu pregunta",
@@ -39,7 +41,9 @@
       rate: "Demasiadas preguntas, int\u00e9ntalo de nuevo en {n} s.",
       rateNoWait: "Demasiadas preguntas, int\u00e9ntalo de nuevo en un momento.",
       failed: "Algo ha fallado ({s}). Int\u00e9ntalo m\u00e1s tarde.", ref: "Fuente {n}",
-      passage: "Ver fragmento", follows: "Sobre \u201c{q}\u201d.", restart: "Nueva pregunta"
+      passage: "Ver fragmento", follows: "Sobre \u201c{q}\u201d.", restart: "Nueva pregunta",
+      unavailable: "La ayuda no est\u00e1 disponible en esta p\u00e1gina en este momento.",
+      invalid: "No se pudo enviar la pregunta. Ac\u00f3rtala o reform\u00falala e int\u00e9ntalo de nuevo."
     }
   }[lang];
 
@@ -103,14 +107,18 @@
     region.appendChild(el("p", cls || "status", null, text));
   }
 
-  /* No cookies: the API authenticates with the widget key only. Gives up after 60 s like a network error. */
+  /* No cookies: the API authenticates with the widget key only. Gives up, like a network error, after
+   * data-timeout seconds without a byte: a stream that keeps writing is never cut, however long it runs. */
+  var timeout = (parseFloat(data("timeout")) || 60) * 1000;
   function send(path, body, accept) {
-    var ctl = w.AbortController && new AbortController(), timer = setTimeout(function () { ctl && ctl.abort(); }, 60000);
+    var ctl = w.AbortController && new AbortController(), timer = null;
+    function wait() { clearTimeout(timer); timer = setTimeout(function () { ctl && ctl.abort(); }, timeout); }
+    wait();
     var headers = { "Content-Type": "application/json", "X-Widget-Key": data("key") };
     if (accept) headers.Accept = accept;
     return fetch(api + path, {
       method: "POST", credentials: "omit", signal: ctl && ctl.signal, body: JSON.stringify(body), headers: headers
-    }).then(function (r) { r.done = function () { clearTimeout(timer); }; return r; });
+    }).then(function (r) { r.done = function () { clearTimeout(timer); }; r.alive = wait; return r; });
   }
   function settle(r) {
     r.done();
@@ -152,6 +160,7 @@
       function pump() {
         return reader.read().then(function (c) {
           if (!c.done) {
+            r.alive();
             var parts = (buf += dec.decode(c.value, { stream: true })).split("\n\n");
             buf = parts.pop();
             parts.forEach(event);
@@ -170,19 +179,19 @@
     });
   }
 
-  /* An error response's text: {detail} or {field: ["msg", ...]}, or a generic message by status. */
+  /* An error response's text, in the page's language: the server's own messages are in English and written for
+   * whoever installs the widget (a revoked key, an origin not allowed), so they go to the console only. */
   function errorText(res) {
-    var j = res.json, msgs = [];
+    var j = res.json;
     if (res.status === 429) {
       var n = parseInt(res.retry, 10);
       if (isNaN(n) && j && typeof j.detail === "string") n = parseInt((j.detail.match(/(\d+)\s*s/) || [])[1], 10);
       return isNaN(n) ? T.rateNoWait : T.rate.replace("{n}", n);
     }
-    if (j && typeof j === "object") {
-      if (typeof j.detail === "string") msgs.push(j.detail);
-      else for (var k in j) [].concat(j[k]).forEach(function (m) { if (typeof m === "string") msgs.push(m); });
-    }
-    return msgs.length && res.status < 500 ? msgs.join(" ") : T.failed.replace("{s}", res.status);
+    if (j && w.console) w.console.warn("Oraculo help widget: HTTP " + res.status, j);
+    if (res.status === 401 || res.status === 403) return T.unavailable;
+    if (res.status === 400 || res.status === 413) return T.invalid;
+    return T.failed.replace("{s}", res.status);
   }
 
   /* The conversation of this page visit: a question follows up the last answer until "New question". Only the
@@ -242,10 +251,10 @@
         if (n.nodeType === 3) return to.appendChild(inert ? d.createTextNode(n.data) : citeText(n.data, cites));
         if (n.nodeType !== 1 || /^(SCRIPT|STYLE|TEMPLATE)$/.test(n.tagName)) return;
         if (!TAGS.test(n.tagName)) return copy(n, to, inert);
-        var e = d.createElement(n.tagName), href = n.tagName === "A" && n.getAttribute("href");
-        if (href && /^(https?|mailto):/i.test(href)) {
-          e.href = href; e.target = "_blank"; e.rel = "noopener nofollow noreferrer";
-        }
+        var href = n.tagName === "A" && n.getAttribute("href"), link = href && /^(https?|mailto):/i.test(href);
+        /* A link the page cannot follow (an anchor in the docs) is its text, not a dead link. */
+        var e = d.createElement(n.tagName === "A" && !link ? "SPAN" : n.tagName);
+        if (link) { e.href = href; e.target = "_blank"; e.rel = "noopener nofollow noreferrer"; }
         if (n.tagName === "OL" && n.getAttribute("start")) e.start = parseInt(n.getAttribute("start"), 10) || 1;
         if (n.tagName === "TABLE") { var wrap = el("div", "table"); to.appendChild(wrap).appendChild(e); }
         else to.appendChild(e);
@@ -275,15 +284,17 @@
 
   function render(a, follows) {
     region.textContent = "";
-    if (follows) {
-      var again = el("button", "restart", null, T.restart), note = el("p", "thread", null, T.follows.replace("{q}", follows));
+    /* The next question follows this answer up; "New question" (shown from the first answer on) starts afresh. */
+    if (thread) {
+      var again = el("button", "restart", null, T.restart);
+      var note = follows ? el("p", "thread", null, T.follows.replace("{q}", follows)) : el("p", "thread-bar");
       again.addEventListener("click", function () {
         thread = null;
         note.parentNode && note.parentNode.removeChild(note);
         input.value = "";
         input.focus();
       });
-      region.appendChild(add(note, d.createTextNode(" "), again));
+      region.appendChild(follows ? add(note, d.createTextNode(" "), again) : add(note, again));
     }
     var sources = Array.isArray(a.sources) ? a.sources : [];
     var qid = String(a.query_id == null ? "" : a.query_id), cites = { q: qid, n: sources.length };
@@ -333,13 +344,15 @@
     var btns = [true, false].map(function (helpful) {
       var b = el("button", "thumb", { "aria-label": helpful ? T.yesLabel : T.noLabel, "aria-pressed": "false" });
       add(b, thumb(), el("span", "", H, helpful ? T.yes : T.no));
+      /* aria-disabled, not disabled: a disabled button would drop the focus of whoever just pressed it. */
       function set(sent, cls, text) {
-        btns.forEach(function (x) { x.disabled = sent; });
+        btns.forEach(function (x) { if (sent) x.setAttribute("aria-disabled", "true"); else x.removeAttribute("aria-disabled"); });
         b.setAttribute("aria-pressed", String(sent));
         msg.className = P + "feedback-msg " + P + cls;
         msg.textContent = text;
       }
       b.addEventListener("click", function () {
+        if (b.getAttribute("aria-disabled") === "true") return;
         set(true, "sending", "");
         post("/queries/" + encodeURIComponent(qid) + "/feedback", { helpful: helpful, feedback_token: token }).then(function (res) {
           if (res.ok || res.status === 409) set(true, "thanks", T.thanks);
