@@ -79,6 +79,9 @@ def hybrid_params() -> HybridParams:
     )
 
 
+MAX_FETCH_FACTOR = 16  # a search reads at most 16 hits per passage asked for
+
+
 def search(
     *,
     query_vector: np.ndarray,
@@ -99,37 +102,46 @@ def search(
     if unknown:
         raise ValueError(f"unknown filter(s): {', '.join(sorted(unknown))}")
     budget = settings.RETRIEVAL_PASSAGE_WORDS if passage_words is None else passage_words
-    # Growing can absorb a lower hit into a higher one's passage; a few spare hits refill the freed places.
+    # Growing can absorb a lower hit into a higher one's passage; spare hits refill the freed places, and when
+    # they run out (one long section found by many of its chunks) a search twice as deep refills the rest.
     fetch = 2 * top_k if budget else top_k
-    rows = chunk_search(
-        query_vector=query_vector,
-        top_k=fetch,
-        app=filters.get("app"),
-        source_type=filters.get("source_type"),
-        query_text=query_text,
-        hybrid=hybrid_params() if hybrid else None,
-    )
-    hits = [
-        RetrievedChunk(
-            id=c.id,
-            chunk_id=c.chunk_id,
-            document_id=c.document_id,
-            title=c.document.title,
-            heading_path=list(c.heading_path),
-            url=c.document.url,
-            score=c.score,
-            text=c.text,
-            original_text=c.text,
-            language=c.document.language,
-            query_terms=getattr(c, "query_terms", None),
+    while True:
+        rows = chunk_search(
+            query_vector=query_vector,
+            top_k=fetch,
+            app=filters.get("app"),
+            source_type=filters.get("source_type"),
+            query_text=query_text,
+            hybrid=hybrid_params() if hybrid else None,
         )
-        for c in rows
-    ]
-    if not budget:
-        return hits[:top_k]
-    return grown_passages(
-        hits, rows=rows, budget=budget, top_k=top_k, query_vector=query_vector if score_sentences else None
-    )
+        hits = [
+            RetrievedChunk(
+                id=c.id,
+                chunk_id=c.chunk_id,
+                document_id=c.document_id,
+                title=c.document.title,
+                heading_path=list(c.heading_path),
+                url=c.document.url,
+                score=c.score,
+                text=c.text,
+                original_text=c.text,
+                language=c.document.language,
+                query_terms=getattr(c, "query_terms", None),
+            )
+            for c in rows
+        ]
+        if not budget:
+            return hits[:top_k]
+        passages = grown_passages(
+            hits,
+            rows=rows,
+            budget=budget,
+            top_k=top_k,
+            query_vector=query_vector if score_sentences else None,
+        )
+        if len(passages) == top_k or len(rows) < fetch or fetch >= MAX_FETCH_FACTOR * top_k:
+            return passages
+        fetch *= 2
 
 
 def _piece(row) -> Piece:

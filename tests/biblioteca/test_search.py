@@ -122,3 +122,28 @@ def test_the_vector_literal_is_pgvectors_own_text_form_however_the_vector_comes(
     assert vector_literal(vector[::-1]) == Vector._to_db(vector[::-1].copy())
     with pytest.raises(ValueError, match="one dimension"):
         vector_literal(vector.reshape(2, -1))
+
+
+def test_hits_absorbed_into_one_passage_are_refilled_up_to_top_k(settings):
+    """One long section found by many of its chunks: each grown passage absorbs the hits below it, and a
+    deeper search brings the places back, so `top_k` passages come back while the scope holds that many."""
+    from biblioteca.ingest import document_ingest
+    from biblioteca.search import search
+
+    settings.CHUNK_SIZE, settings.CHUNK_OVERLAP = 30, 5
+    keeper = " ".join(
+        f"On day {n} the keeper climbs the tower, polishes the lighthouse lamp and trims the wick so the "
+        f"beam stays bright for ships passing the rocks near the harbour number {n}."
+        for n in range(14)
+    )
+    document_ingest(source_path="lighthouse.md", content=f"# Lighthouse\n\n{keeper}\n", app="t-refill")
+    document_ingest(
+        source_path="bread.md", content="# Bread\n\nKnead the dough and let it rise.\n", app="t-refill"
+    )
+    document_ingest(
+        source_path="tea.md", content="# Tea\n\nBoil the water before you pour it.\n", app="t-refill"
+    )
+    vector = get_embedder().embed_query("How does the keeper keep the lighthouse lamp bright?")
+    passages = search(query_vector=vector, top_k=3, filters={"app": "t-refill"}, passage_words=300)
+    assert len(passages) == 3
+    assert len({p.id for p in passages}) == 3
