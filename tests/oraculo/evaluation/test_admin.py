@@ -355,3 +355,28 @@ def test_a_retention_floor_on_unlabelled_questions_is_refused_in_the_form(admin_
     assert page.status_code == 200
     assert "min_retention needs labelled questions" in page.content.decode()
     assert not EvalRun.objects.exists()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("variant", "answer_cells"), [("baseline", ["yes / -", "no / -"]), ("trim", ["- / yes", "- / no"])]
+)
+def test_the_page_of_a_one_variant_run_shows_what_was_measured_and_dashes_for_the_rest(
+    admin_client, library, monkeypatch, variant, answer_cells
+):
+    from oraculo.evaluation.params import eval_params_build
+    from oraculo.evaluation.services import evaluation_start
+
+    questions = [
+        {"question": "How long is a password reset link valid?", "expected_answer": "30 minutes"},
+        {"question": "How long is a password reset link valid?", "expected_answer": "a phrase no page holds"},
+    ]
+    run = evaluation_start(
+        questions=questions, params=eval_params_build(app=library, variants=[variant]), created_by=None
+    )
+    run_worker(monkeypatch)
+    response = admin_client.get(reverse("admin:oraculo_evalrun_change", args=[run.pk]))
+    assert response.status_code == 200
+    html = response.content.decode()
+    for cell in answer_cells:
+        assert f"<td>{cell}</td>" in html
