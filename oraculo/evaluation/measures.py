@@ -17,18 +17,37 @@ def normalise_text(text: str) -> str:
     return " ".join(bare.casefold().split())
 
 
-def _strip_punctuation(text: str) -> str:
+# Punctuation (and markdown's backticks and tildes) around an expected answer is not part of it: quotes,
+# brackets, a sentence's full stop, a `%`. But a leading `-`, `_`, `.`, `#`, `@` or `$` before a word belongs to it
+# (`--cache`, `__init__.py`, `.env`, `-1`), as does a trailing `#` or `_` after one (`C#`).
+_KEEP_LEADING = frozenset("-_.#@$")
+_KEEP_TRAILING = frozenset("#_")
+
+
+def _wrapping(ch: str) -> bool:
+    return unicodedata.category(ch).startswith("P") or ch.isspace() or ch in "`~"
+
+
+def _strip_wrapping(text: str) -> str:
     start, end = 0, len(text)
-    while start < end and (unicodedata.category(text[start]).startswith("P") or text[start].isspace()):
+    while start < end and _wrapping(text[start]):
+        if (
+            text[start] in _KEEP_LEADING
+            and start + 1 < end
+            and (text[start + 1].isalnum() or text[start + 1] in _KEEP_LEADING)
+        ):
+            break
         start += 1
-    while end > start and (unicodedata.category(text[end - 1]).startswith("P") or text[end - 1].isspace()):
+    while end > start and _wrapping(text[end - 1]):
+        if text[end - 1] in _KEEP_TRAILING and end - 2 >= start and text[end - 2].isalnum():
+            break
         end -= 1
     return text[start:end]
 
 
 def answer_in_context(*, expected: str, texts: Sequence[str]) -> bool:
     """Whether one of the passages still contains the expected answer as whole words, after normalising both."""
-    needle = _strip_punctuation(normalise_text(expected))
+    needle = _strip_wrapping(normalise_text(expected))
     if not needle:
         return False
     pattern = re.compile(r"(?<!\w)" + re.escape(needle) + r"(?!\w)")

@@ -32,6 +32,27 @@ def test_answer_in_context_normalises_case_accents_spaces_and_end_punctuation():
     assert not answer_in_context(expected="30 minutos", texts=["El enlace caduca a los 30 [...] minutos."])
 
 
+@pytest.mark.parametrize(
+    ("expected", "text", "found"),
+    [
+        ("--cache", "Clear it with the cache command.", False),
+        ("--cache", "Run `vite --cache` to keep it.", True),
+        ("-1", "The default is 1.", False),
+        ("C#", "See section C for the details.", False),
+        (".env", "The env file holds it.", False),
+        (".env", "Copy `.env` first.", True),
+        ("__init__.py", "Add an `__init__.py` file.", True),
+        ("_id", "The id field.", False),
+        ("`Queue again`", "Click Queue again in the list.", True),
+        ("**Volver a poner en cola**", "Pulsa Volver a poner en cola.", True),
+        ("12%", "Sube un 12 % al año.", True),
+    ],
+)
+def test_what_belongs_to_an_identifier_stays_in_the_expected_answer(expected, text, found):
+    """Quotes, emphasis and end punctuation wrap an answer; a flag's dashes or a file's dot are part of it."""
+    assert answer_in_context(expected=expected, texts=[text]) is found
+
+
 def test_cites_source_looks_for_bracketed_numbers():
     assert cites_source("Open Settings [1].")
     assert cites_source("Yes [2][3]")
