@@ -339,7 +339,7 @@ def query_term_weights(
 
 # How many languages each scope's documents are in, as its last search counted them (every search statement
 # counts them): a scope in one language searches without the language votes, and the first search after a
-# second language arrives brings the count that turns them on. Unknown scopes count as several.
+# second language arrives finds the new count and searches again with them. Unknown scopes count as several.
 _scope_languages: dict[tuple[str | None, str | None], int] = {}
 
 
@@ -396,6 +396,16 @@ def hybrid_chunk_search(
     chunks = _nearest(lambda: list(raw), alias=raw.db, filtered=bool(app or source_type))
     if chunks:
         _scope_languages[scope] = chunks[0].scope_languages
+        if params.other_language_weight != 1.0 and not several and chunks[0].scope_languages > 1:
+            # A second language arrived since this process last searched the scope: search again with the votes.
+            return hybrid_chunk_search(
+                query_vector=query_vector,
+                query_text=query_text,
+                top_k=top_k,
+                app=app,
+                source_type=source_type,
+                params=params,
+            )
     for chunk in chunks:
         chunk.document = Document.from_db(
             raw.db,
