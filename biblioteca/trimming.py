@@ -284,6 +284,14 @@ def without_markup_edges(keep: Sequence[int], markup: Sequence[bool]) -> list[in
     return out or list(keep)
 
 
+def without_closing_headings(keep: Sequence[int], shapes: Sequence[str]) -> list[int]:
+    """`keep` without the headings that end a run: a heading whose section was cut names nothing kept. Never
+    empty when `keep` is not."""
+    kept = set(keep)
+    out = [i for i in keep if shapes[i] != "heading" or i + 1 in kept]
+    return out or list(keep)
+
+
 def _inside(i: int, kept: set[int], markup: Sequence[bool], step: int) -> bool:
     """Whether a kept word unit lies in direction `step` from `i` without leaving the run."""
     j = i + step
@@ -629,6 +637,7 @@ def _kept(chunk: TrimInput, keep: set[int], trim_markup: bool) -> TrimOutput:
     kept = with_table_headers(sorted(keep), chunk.shapes)
     if trim_markup:
         kept = without_markup_edges(kept, chunk.loose_markup)
+        kept = without_closing_headings(kept, chunk.shapes)
     if len(kept) >= len(chunk.spans):
         return TrimOutput(chunk.text, tuple(range(len(chunk.spans))))
     return TrimOutput(join_runs(chunk.text, chunk.spans, kept), tuple(kept))

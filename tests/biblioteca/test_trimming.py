@@ -229,6 +229,17 @@ def test_a_kept_table_row_brings_its_own_tables_header_and_rule_even_from_the_wi
     assert out.text == "| K | V |\n|---|---|\n| a | b |"
 
 
+def test_a_heading_whose_section_was_cut_does_not_close_a_run():
+    c = chunk(
+        ["Setup takes a minute.", "## Next steps", "Read the guide.", "## Later", "L0."],
+        [0.95, 0.0, 0.1, 0.0, 0.96],
+        sep="\n\n",
+    )
+    out = trim_chunks([c], QUERY, TrimParams(threshold=0.9, window=1, trim_markup=True))[0]
+    assert out.text == "Setup takes a minute.\n\n[...]\n\n## Later\n\nL0."
+    assert 1 not in out.kept and 3 in out.kept, "a heading over kept text stays"
+
+
 def test_select_sentences_gives_the_window_only_to_units_at_the_window_floor():
     scores = np.array([0.1, 0.9, 0.1, 0.1, 0.7, 0.1, 0.1])
     assert select_sentences(scores, threshold=0.6, min_sentences=1, window=1) == [0, 1, 2, 3, 4, 5]
