@@ -28,8 +28,9 @@ class SearchRequestSerializer(StrictInputSerializer):
     trim_min_sentences = serializers.IntegerField(
         min_value=1, max_value=50, required=False, allow_null=True, default=None
     )
-    app = TextField(required=False, allow_blank=True, default="", max_length=100)
-    source_type = TextField(required=False, allow_blank=True, default="", max_length=50)
+    # null is the filter left out, as in the MCP tools' schemas
+    app = TextField(required=False, allow_blank=True, allow_null=True, default="", max_length=100)
+    source_type = TextField(required=False, allow_blank=True, allow_null=True, default="", max_length=50)
 
     def validate_query(self, value: str) -> str:
         if len(value) > settings.QUERY_MAX_LENGTH:
@@ -41,6 +42,9 @@ class SearchRequestSerializer(StrictInputSerializer):
 
 class ChunkSerializer(serializers.Serializer):
     id = serializers.IntegerField()
+    chunk_id = serializers.CharField(
+        help_text="`path#index` of the chunk the search found, as MCP's bib_ask names it."
+    )
     document_id = serializers.IntegerField()
     title = serializers.CharField()
     heading_path = serializers.ListField(child=serializers.CharField())

@@ -37,9 +37,29 @@ def test_search_returns_chunks_tokens_and_timings(library, staff_client, setting
     body = response.json()
     assert set(body) == {"chunks", "tokens_in_context", "tokens_before", "trimmed", "timings_ms"}
     assert body["trimmed"] is True and len(body["chunks"]) == 2
-    assert set(body["chunks"][0]) == {"id", "document_id", "title", "heading_path", "url", "score", "content"}
+    assert set(body["chunks"][0]) == {
+        "id",
+        "chunk_id",
+        "document_id",
+        "title",
+        "heading_path",
+        "url",
+        "score",
+        "content",
+    }
     assert body["chunks"][0]["url"] == "https://docs.example.com/en/account"
+    assert body["chunks"][0]["chunk_id"].startswith("account.md#")
     assert body["tokens_in_context"] <= body["tokens_before"]
+
+
+def test_a_null_filter_is_the_filter_left_out(library):
+    client = APIClient()
+    client.force_authenticate(User.objects.create_user("agent", is_staff=True))
+    body = {"query": "How do I reset my password?", "top_k": 3}
+    plain = client.post(URL, body, format="json").json()["chunks"]
+    nulls = client.post(URL, {**body, "app": None, "source_type": None}, format="json")
+    assert nulls.status_code == 200, nulls.json()
+    assert [c["id"] for c in nulls.json()["chunks"]] == [c["id"] for c in plain]
 
 
 def test_a_token_is_enough(library):
