@@ -83,7 +83,10 @@ class EvalAdminMixin:
             return questions_of_queries(ids=ids), "the selected questions"
         raw = (source.get("last") or "").strip()
         last = min(max(int(raw), 1), MAX_ADMIN_QUESTIONS) if raw.isdecimal() else DEFAULT_LAST
+        # The changelist's app filter; on the form, else the app it searches (as `--app` picks the command's).
         app = source.get("qapp" if request.method == "POST" else "app") or None
+        if app is None and request.method == "POST":
+            app = (source.get("app") or "").strip() or None
         return recent_questions(last=last, app=app), f"the last {last} distinct questions" + (
             f" of app {app}" if app else ""
         )

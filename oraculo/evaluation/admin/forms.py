@@ -96,8 +96,8 @@ class EvalForm(forms.Form):
                 app=data.get("app"),
                 source_type=data.get("source_type"),
                 sweep=sweep or None,
-                min_retention=data.get("min_retention") if sweep else None,
-                min_overlap=data.get("min_overlap") if sweep else None,
+                min_retention=data.get("min_retention"),
+                min_overlap=data.get("min_overlap"),
             )
         except EvalParamsError as exc:
             raise forms.ValidationError(str(exc)) from exc

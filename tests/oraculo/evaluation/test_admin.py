@@ -380,3 +380,17 @@ def test_the_page_of_a_one_variant_run_shows_what_was_measured_and_dashes_for_th
     html = response.content.decode()
     for cell in answer_cells:
         assert f"<td>{cell}</td>" in html
+
+
+@pytest.mark.django_db
+def test_the_forms_app_picks_the_last_questions_and_a_floor_without_a_sweep_is_refused(
+    admin_client, asked, library
+):
+    page = admin_client.post(reverse(EVALUATE), {**form_data(library, min_retention="99"), "last": "15"})
+    assert page.status_code == 200
+    assert "give a sweep as well" in page.content.decode()
+    assert not EvalRun.objects.exists()
+    response = admin_client.post(reverse(EVALUATE), {**form_data(library), "last": "15"})
+    assert response.status_code == 302, response.content.decode()[:2000]
+    questions = set(EvalRun.objects.get().results.values_list("question", flat=True))
+    assert questions == {XSS, "¿Cómo elimino mi cuenta?", "When are invoices sent?"}, "not another app's"
