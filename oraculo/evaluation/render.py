@@ -122,7 +122,7 @@ def sweep_table(sweep: SweepReport, console: Console) -> None:
     for row in sweep.rows:
         chosen = row == sweep.recommended
         cells = [
-            f"{row.threshold:g}",
+            f"{float(row.threshold)!r}",
             str(row.window),
             str(row.avg_tokens_trim),
             f"{row.token_reduction_pct:.1f}",
@@ -153,7 +153,7 @@ def sweep_table(sweep: SweepReport, console: Console) -> None:
         return
     rec = sweep.recommended
     console.print(
-        f"recommended: threshold {rec.threshold:g}, window {rec.window} → "
+        f"recommended: threshold {float(rec.threshold)!r}, window {rec.window} → "
         f"{rec.token_reduction_pct:.1f}% fewer tokens, overlap {_fmt(rec.avg_overlap_vs_baseline)}"
         + (f", retention {_fmt(rec.answer_retention_pct, '%')}" if sweep.labelled else "")
         + ". Paste:",

@@ -29,7 +29,7 @@ class SweepRow:
 
     @property
     def env_lines(self) -> list[str]:
-        return [f"RETRIEVAL_TRIM_THRESHOLD={self.threshold:g}", f"RETRIEVAL_TRIM_WINDOW={self.window}"]
+        return [f"RETRIEVAL_TRIM_THRESHOLD={float(self.threshold)!r}", f"RETRIEVAL_TRIM_WINDOW={self.window}"]
 
 
 @dataclass

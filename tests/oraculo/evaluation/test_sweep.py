@@ -45,7 +45,7 @@ def test_sweep_recommends_the_largest_reduction_that_keeps_the_floor(library, se
         not row.meets_floor and row.token_reduction_pct > rec.token_reduction_pct for row in report.rows
     ), "the floor binds: cutting harder loses answers on this gold set"
     assert rec.env_lines == [
-        f"RETRIEVAL_TRIM_THRESHOLD={rec.threshold:g}",
+        f"RETRIEVAL_TRIM_THRESHOLD={rec.threshold!r}",
         f"RETRIEVAL_TRIM_WINDOW={rec.window}",
     ]
     front = [row for row in report.rows if row.pareto]
@@ -99,3 +99,11 @@ def test_sweep_without_labels_uses_overlap_and_an_impossible_floor_recommends_no
     )
     assert report.recommended is None
     assert "never contains the expected answers" in report.note
+
+
+def test_the_pasted_threshold_is_the_one_tested_to_the_last_digit():
+    from oraculo.evaluation.sweep import SweepRow
+
+    fields = {f: None for f in SweepRow.__dataclass_fields__}
+    row = SweepRow(**{**fields, "threshold": 0.8512345, "window": 1})
+    assert row.env_lines == ["RETRIEVAL_TRIM_THRESHOLD=0.8512345", "RETRIEVAL_TRIM_WINDOW=1"]
