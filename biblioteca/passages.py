@@ -36,11 +36,13 @@ class Piece:
 
 @dataclass(frozen=True)
 class Member:
-    """A chunk inside a passage: its text from `cut` on sits at `offset` in the passage's text."""
+    """A chunk inside a passage: its text from `cut` on sits at `offset` in the passage's text, under
+    `heading_path`."""
 
     chunk_id: int
     cut: int
     offset: int
+    heading_path: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,21 @@ class Joined:
     members: tuple[Member, ...]
     headings: tuple[tuple[int, int], ...]
     heading_path: tuple[str, ...]
+
+
+def heading_path_at(joined: Joined, offset: int) -> tuple[str, ...]:
+    """The heading path of the section the passage's text is in at `offset`: a put-back heading line belongs to
+    the member it opens."""
+    for start, end in joined.headings:
+        if start <= offset < end:
+            opened = [m for m in joined.members if m.offset >= end]
+            offset = opened[0].offset if opened else offset
+    path = joined.heading_path
+    for member in joined.members:
+        if member.offset > offset:
+            break
+        path = member.heading_path or path
+    return path
 
 
 def grow(
@@ -92,7 +109,7 @@ def join(pieces: Sequence[Piece]) -> Joined:
                 text += "\n\n"
             elif cut == 0:
                 text += "\n\n"
-        members.append(Member(piece.id, cut, len(text)))
+        members.append(Member(piece.id, cut, len(text), piece.heading_path))
         text += piece.text[cut:]
         previous = piece
     return Joined(text, tuple(members), tuple(headings), pieces[0].heading_path if pieces else ())

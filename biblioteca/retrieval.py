@@ -21,7 +21,7 @@ import numpy as np
 from django.conf import settings
 
 from biblioteca.embeddings import get_embedder
-from biblioteca.passages import packed_passage_sentences, passage_sentences
+from biblioteca.passages import heading_path_at, packed_passage_sentences, passage_sentences
 from biblioteca.retrieval_cache import retrieval_cache_get, retrieval_cache_key, retrieval_cache_put
 from biblioteca.search import RetrievedChunk, search
 from biblioteca.selectors import StoredSentences, query_term_weights, sentences_for_chunks
@@ -121,11 +121,24 @@ def trim_retrieved(
             cursor += n
     outputs = trim_chunks(inputs, query_vector, params, query_terms, identifiers=identifiers)
     trimmed = [
-        replace(chunk, text=out.text, trimmed=out.text != chunk.original_text)
-        for chunk, out in zip(chunks, outputs)
+        replace(
+            chunk,
+            text=out.text,
+            trimmed=out.text != chunk.original_text,
+            heading_path=_kept_heading_path(chunk, item, out.kept),
+        )
+        for chunk, item, out in zip(chunks, inputs, outputs)
         if not out.dropped
     ]
     return trimmed, calls
+
+
+def _kept_heading_path(chunk: RetrievedChunk, trim_input: TrimInput, kept: Sequence[int]) -> list[str]:
+    """A grown passage is headed by the section its kept text starts in: when trimming cut the sections before
+    it, the header (`[Doc: ... > heading]`, for the LLM and the sources) names the section shown."""
+    if chunk.layout is None or not kept:
+        return chunk.heading_path
+    return list(heading_path_at(chunk.layout, trim_input.spans[kept[0]][0]))
 
 
 def stored_sentences(chunks: Sequence[RetrievedChunk]) -> dict[int, StoredSentences]:

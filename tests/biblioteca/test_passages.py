@@ -9,6 +9,7 @@ from biblioteca.passages import (
     PACKED_SENTENCE,
     Piece,
     grow,
+    heading_path_at,
     join,
     packed_passage_sentences,
     passage_sentences,
@@ -53,6 +54,15 @@ def test_join_puts_back_the_heading_of_each_new_section():
     )
     assert [joined.text[a:b] for a, b in joined.headings] == ["## Install", "## Configure"]
     assert joined.heading_path == ("# Guide",)
+
+
+def test_the_heading_path_at_a_place_in_a_passage_is_its_sections():
+    """What a trimmed passage is headed by, when trimming cut the sections before the text it keeps."""
+    joined = join(ALL)
+    at = lambda words: heading_path_at(joined, joined.text.index(words))  # noqa: E731
+    assert at("Intro") == ("# Guide",)
+    assert at("## Install") == at("Run the installer") == at("a minute") == ("# Guide", "## Install")
+    assert at("## Configure") == at("the host") == ("# Guide", "## Configure")
 
 
 def test_join_says_an_overlap_once():
