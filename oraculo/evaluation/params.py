@@ -96,7 +96,7 @@ def percent_param(value: float | None, name: str) -> float | None:
         return None
     value = float(value)
     if not 0 <= value <= 100:
-        raise EvalParamsError(f"{name} is a percentage between 0 and 100, not {value:g}.")
+        raise EvalParamsError(f"{name} is a percentage between 0 and 100, not {value:g}.", field=name)
     return value
 
 
@@ -122,14 +122,20 @@ def eval_params_build(
         )
     top_k = DEFAULT_TOP_K if top_k is None else top_k
     if not isinstance(top_k, int) or not 1 <= top_k <= MAX_TOP_K:
-        raise EvalParamsError(f"top_k must be a whole number between 1 and {MAX_TOP_K}, not {top_k}.")
+        raise EvalParamsError(
+            f"top_k must be a whole number between 1 and {MAX_TOP_K}, not {top_k}.", field="top_k"
+        )
     threshold = settings.RETRIEVAL_TRIM_THRESHOLD if trim_threshold is None else float(trim_threshold)
     if not -1.0 <= threshold <= 1.0:
-        raise EvalParamsError(f"trim_threshold is a cosine similarity between -1 and 1, not {threshold:g}.")
+        raise EvalParamsError(
+            f"trim_threshold is a cosine similarity between -1 and 1, not {threshold:g}.",
+            field="trim_threshold",
+        )
     window = settings.RETRIEVAL_TRIM_WINDOW if trim_window is None else trim_window
     if not isinstance(window, int) or not 0 <= window <= MAX_TRIM_WINDOW:
         raise EvalParamsError(
-            f"trim_window must be a whole number between 0 and {MAX_TRIM_WINDOW}, not {window}."
+            f"trim_window must be a whole number between 0 and {MAX_TRIM_WINDOW}, not {window}.",
+            field="trim_window",
         )
     for name, value in (("app", app), ("source_type", source_type)):
         limit = Document._meta.get_field(name).max_length

@@ -169,10 +169,18 @@ def test_sweep_prints_the_table_the_front_and_the_lines_to_paste(library, tmp_pa
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--question", "Q", "--top-k", "50"], "top_k must be a whole number between 1 and 20"),
+        (["--question", "Q", "--top-k", "50"], "^--top-k must be a whole number between 1 and 20"),
+        (
+            ["--question", "Q", "--trim-window", "11"],
+            "^--trim-window must be a whole number between 0 and 10",
+        ),
+        (
+            ["--question", "Q", "--sweep", "window=0,1", "--min-overlap", "150"],
+            "^--min-overlap is a percentage between 0 and 100",
+        ),
         (["--question", "Q", "--sweep", "threshold=0.9:0.7:0.1"], "is after the stop"),
         (["--question", "Q", "--sweep", "speed=3"], "is not threshold=... or window=..."),
-        (["--question", "Q", "--trim-threshold", "2"], "trim_threshold"),
+        (["--question", "Q", "--trim-threshold", "2"], "^--trim-threshold is a cosine similarity"),
         (["--question", "Q", "--min-overlap", "95"], "give a sweep"),
         (
             ["--question", "Q", "--sweep", "window=0,1", "--min-retention", "99"],
