@@ -65,6 +65,9 @@ SWEEP_ORDER = (
 )
 
 
+FLOOR_ORDER = ("min_retention", "min_overlap")
+
+
 def ordered(data: Mapping, order: Sequence[str]) -> dict:
     """`data` with its keys in `order` (others after): PostgreSQL's jsonb forgets the order we wrote."""
     rank = {key: i for i, key in enumerate(order)}

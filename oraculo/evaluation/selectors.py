@@ -9,7 +9,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Max, QuerySet, TextField, Value
 from django.db.models.functions import Coalesce, NullIf, Trim
 
-from oraculo.evaluation.export import SUMMARY_ORDER, SWEEP_ORDER, VARIANT_ORDER, ordered
+from oraculo.evaluation.export import FLOOR_ORDER, SUMMARY_ORDER, SWEEP_ORDER, VARIANT_ORDER, ordered
 from oraculo.evaluation.params import VARIANTS
 from oraculo.evaluation.questions import DEFAULT_LAST, LabelledQuestion
 from oraculo.evaluation.sweep import SweepRow
@@ -82,6 +82,8 @@ def run_report(*, run) -> dict:
         sweep = ordered(run.sweep, SWEEP_ORDER)
         row_order = [f.name for f in fields(SweepRow)]
         sweep["rows"] = [ordered(row, row_order) for row in sweep.get("rows", [])]
+        if isinstance(sweep.get("floor"), dict):
+            sweep["floor"] = ordered(sweep["floor"], FLOOR_ORDER)
         if sweep.get("recommended"):
             sweep["recommended"] = ordered(sweep["recommended"], row_order)
         out["sweep"] = sweep

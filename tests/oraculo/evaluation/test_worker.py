@@ -9,6 +9,7 @@ from django_tasks_db.models import DBTaskResult
 from biblioteca.errors import ConflictError
 from oraculo.evaluation.params import eval_params_build
 from oraculo.evaluation.questions import LabelledQuestion
+from oraculo.evaluation.selectors import run_report
 from oraculo.evaluation.services import eval_run_create
 from oraculo.evaluation.worker import eval_run_execute
 from oraculo.models import EvalRun
@@ -58,6 +59,8 @@ def test_the_worker_completes_the_run(library, monkeypatch):
     assert run.progress == 2 and run.started_at and run.finished_at and not run.error
     assert run.summary["questions"] == 2 and run.summary["labelled"] == 1
     assert len(run.sweep["rows"]) == 4
+    # read back as the command prints it, though jsonb stores the floor's keys in its own order
+    assert list(run_report(run=run)["sweep"]["floor"]) == ["min_retention", "min_overlap"]
     for row in run.results.all():
         assert set(row.variants) == {"baseline", "trim"} and not row.error
     assert DBTaskResult.objects.get(task_path="oraculo.tasks.eval_run_task").status == "SUCCESSFUL"
