@@ -1,7 +1,8 @@
 /* Oraculo help widget, no dependencies. <script src="https://HOST/static/oraculo/widget.js" data-key="wk_..."
  * data-app="guide" defer></script>; optional data-api (server URL; default: this script's origin),
- * data-source-type, data-lang, data-timeout (seconds without a byte from the server before giving up; 60). Server text goes in as text (textContent); the server's rendered HTML is rebuilt
- * node by node from an inert parsed document, allow-listed tags and http(s)/mailto links only. */
+ * data-source-type, data-lang, data-timeout (seconds without a byte from the server before giving up; 60).
+ * Server text goes in as text (textContent); the server's rendered HTML is rebuilt node by node from an inert
+ * parsed document, allow-listed tags and http(s)/mailto links only. */
 (function () {
   "use strict";
   var d = document, w = window;
@@ -346,7 +347,9 @@
       add(b, thumb(), el("span", "", H, helpful ? T.yes : T.no));
       /* aria-disabled, not disabled: a disabled button would drop the focus of whoever just pressed it. */
       function set(sent, cls, text) {
-        btns.forEach(function (x) { if (sent) x.setAttribute("aria-disabled", "true"); else x.removeAttribute("aria-disabled"); });
+        btns.forEach(function (x) {
+          if (sent) x.setAttribute("aria-disabled", "true"); else x.removeAttribute("aria-disabled");
+        });
         b.setAttribute("aria-pressed", String(sent));
         msg.className = P + "feedback-msg " + P + cls;
         msg.textContent = text;
