@@ -58,8 +58,7 @@ def heading_path_at(joined: Joined, offset: int) -> tuple[str, ...]:
     the member it opens."""
     for start, end in joined.headings:
         if start <= offset < end:
-            opened = [m for m in joined.members if m.offset >= end]
-            offset = opened[0].offset if opened else offset
+            offset = next((m.offset for m in joined.members if m.offset >= end), offset)
     path = joined.heading_path
     for member in joined.members:
         if member.offset > offset:
