@@ -347,26 +347,21 @@ def test_a_scope_in_one_language_searches_without_the_language_votes_until_a_sec
     assert "language_votes" in hybrid_statement(app, question, other_language_weight=0.7)  # not counted yet
     assert "language_votes" not in hybrid_statement(app, question, other_language_weight=0.7)
     document_ingest(source_path="es/keys.md", content=BILINGUAL["es/keys.md"], app=app)
+
     # the first search after it counts two languages, and searches again with the votes: its answer is theirs
-    with CaptureQueriesContext(connection) as captured:
-        first = chunk_search(
-            query_vector=vector_of(question),
-            top_k=5,
-            app=app,
-            query_text=question,
-            hybrid=HybridParams(other_language_weight=0.7),
+    def weighted() -> list[int]:
+        hybrid = HybridParams(other_language_weight=0.7)
+        hits = chunk_search(
+            query_vector=vector_of(question), top_k=5, app=app, query_text=question, hybrid=hybrid
         )
+        return [c.id for c in hits]
+
+    with CaptureQueriesContext(connection) as captured:
+        first = weighted()
     statements = [q["sql"] for q in captured.captured_queries if "biblioteca_chunk" in q["sql"]]
     assert ["language_votes" in sql for sql in statements] == [False, True]
     assert "language_votes" in hybrid_statement(app, question, other_language_weight=0.7)
-    again = chunk_search(
-        query_vector=vector_of(question),
-        top_k=5,
-        app=app,
-        query_text=question,
-        hybrid=HybridParams(other_language_weight=0.7),
-    )
-    assert [c.id for c in first] == [c.id for c in again]
+    assert first == weighted()
 
 
 def test_conversational_words_in_a_question_carry_no_weight_even_when_a_page_holds_them(hybrid_library):
