@@ -1176,10 +1176,12 @@ def _sentence_cuts(seg: str, enum_cuts: list[int], cjk: bool) -> list[int]:
     last_cut = 0
     inline = False
     prev = -1
-    guarded = _inline_spans(seg) if ("`" in seg or "[" in seg or "<code" in seg) else []
-    starts = [a for a, _ in guarded]
+    guarded: list[tuple[int, int]] | None = None  # read at the first candidate: most segments have none
     for m in _CANDIDATE.finditer(seg):
         p, nxt = m.start(), m.end()
+        if guarded is None:
+            guarded = _inline_spans(seg) if ("`" in seg or "[" in seg or "<code" in seg) else []
+            starts = [a for a, _ in guarded]
         if guarded and (k := bisect_right(starts, p) - 1) >= 0 and p < guarded[k][1]:
             continue
         if not inline and nxt > m.end(2) and seg[nxt] in "1ai(" and _run_start(seg, nxt):
