@@ -295,6 +295,11 @@ _END_CAPABLE = frozenset(
     ]
 )
 
+# Unit symbols take no period of their own: after a number ("limited to 20 GB. Larger files fail") the period
+# ends the sentence whenever a capital follows, whether or not the next word is a usual opener.
+_UNITS = frozenset("m g l h s min seg ms kb mb gb tb hr hrs km kg cm mm ft lb lbs oz".split())
+_NUMBER = re.compile(r"[0-9]+(?:[.,][0-9]+)*")
+
 _TIMES = frozenset(("a.m", "p.m"))
 # A time inside an opening phrase ("At 5 a.m. Mr. Smith left") is followed by the subject.
 _LEAD_PREPOSITIONS = frozenset(
@@ -733,8 +738,9 @@ _REFERENCE_WORDS = frozenset(
         "apéndice",
     ]
 )
-# Number signs: "No. 5", "nos. 3-4", "Nr. 7" abbreviate "number" and take the digits after them.
-_NUMBER_SIGNS = frozenset(("no", "nos", "nr", "nro", "n"))
+# Number signs: "No. 5", "nos. 3-4", "Nr. 7" abbreviate "number", "ext. 204" a telephone extension; they take
+# the digits after them.
+_NUMBER_SIGNS = frozenset(("no", "nos", "nr", "nro", "n", "ext"))
 
 
 def split_sentences(text: str) -> list[str]:
@@ -1388,6 +1394,8 @@ def _after_period(seg: str, word: str, token_start: int, nxt: int, unit_start: i
             return None
         following = _next_word(seg, nxt)
         return r if following[:1].isupper() and following not in _TIME_QUALIFIERS else None
+    if lower in _UNITS and _NUMBER.fullmatch(_previous_word(seg, token_start)):
+        return r if _next_word(seg, nxt)[:1].isupper() else None
     if lower in _END_CAPABLE or _INITIALISM.fullmatch(word) or _plural_initials(word):
         return r if _next_word(seg, nxt) in _STARTERS else None
     if len(word) == 1 and word.isalpha():

@@ -262,9 +262,9 @@ def test_paragraph_soft_wrap_is_not_a_boundary() -> None:
         "It was 5 p.m. Eastern time.",
         "Meet on Jan. Fifth or Feb. Sixth.",
         "Ver fig. Tres y vol. Dos, pp. Diez, núm. Cinco.",
-        "Tarda 5 min. Según el registro, máx. Diez seg. Máximo.",
+        "Según el registro, máx. Diez intentos por hora.",
         "Llama al tel. Del centro o al dept. De ventas.",
-        "Pesa 5 kb. Comprimido.",
+        "Set the size in MB. Values above the cap fail.",
     ],
 )
 def test_abbreviations(text: str) -> None:
@@ -324,6 +324,42 @@ def test_splits(text: str, expected: list[str]) -> None:
 
 def test_digit_after_a_unit_does_not_start_a_sentence() -> None:
     assert split_sentences("Mide 10 cm. 20 son demasiados.") == ["Mide 10 cm. 20 son demasiados."]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "Uploads stop at 25 MB. Bigger files get a 413.",
+            ["Uploads stop at 25 MB.", "Bigger files get a 413."],
+        ),
+        ("Tarda 5 min. Según el registro, es normal.", ["Tarda 5 min.", "Según el registro, es normal."]),
+        ("El paquete pesa 1,2 kg. Cabe en el buzón.", ["El paquete pesa 1,2 kg.", "Cabe en el buzón."]),
+        (
+            "La pista mide 400 m. Hay que dar tres vueltas.",
+            ["La pista mide 400 m.", "Hay que dar tres vueltas."],
+        ),
+        ("Recorrimos 3 km. y luego volvimos.", ["Recorrimos 3 km. y luego volvimos."]),
+    ],
+)
+def test_a_unit_after_a_number_ends_a_sentence_before_a_capital(text: str, expected: list[str]) -> None:
+    """Unit symbols take no period of their own, so after a number the period is the sentence's."""
+    assert split_sentences(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Marca la ext. 2210 para soporte.", ["Marca la ext. 2210 para soporte."]),
+        ("Dial ext. 31 and ask for Ana.", ["Dial ext. 31 and ask for Ana."]),
+        (
+            "Guarda el archivo con otra ext. Luego ábrelo.",
+            ["Guarda el archivo con otra ext.", "Luego ábrelo."],
+        ),
+    ],
+)
+def test_an_extension_takes_the_number_after_it(text: str, expected: list[str]) -> None:
+    assert split_sentences(text) == expected
 
 
 # -- adversarial inputs: must finish, with time linear in size ---------------------------------
