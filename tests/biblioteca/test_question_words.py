@@ -21,6 +21,13 @@ def test_conversational_words_are_left_out_in_both_languages(question, expected)
     assert question_text(question) == expected
 
 
+def test_spanish_stop_words_spelled_with_accents_are_left_out_once_folded():
+    """PostgreSQL's list spells them with accents; folded, they would pass it as rare words."""
+    assert question_text("¿Qué más tendría que hacer si ya había instalado el paquete? Será el puerto") == (
+        "Que que ya instalado el paquete el puerto"
+    )
+
+
 def test_case_and_accents_do_not_hide_a_filler_word():
     assert question_text("QUIERO todavía ningún puerto") == "puerto"
     assert question_text("Todavía falla. Ningún puerto responde") == "falla puerto responde"
