@@ -64,13 +64,15 @@ _TOKEN_LEAD = _OPENERS + _BULLETS + "—–"
 # is possessive or bounded, so a failed match costs a few steps.
 _CANDIDATE = re.compile(
     r"([.!?…‽](?<![.!?…‽].)[.!?…‽]*+)([\"'”’»)\]›ºª]*+)"
-    r"(?:\s++(?=[^\sa-z.,;:]|[ai]\.?\)|[ai]\.\s)"
+    r"(?:\s++(?=[^\sa-z.,;:]|[ai]\.?\)|[ai]\.\s|[a-z]++[A-Z])"
     r"|(?=[A-ZÀ-ÖØ-Þ¿¡])"
     r"|((?:\[\d{1,3}(?:[,–-] ?\d{1,3})*+\])++|\d{1,3}|[¹²³⁰⁴-⁹]{1,3})"
     r"\s++(?=[^\sa-z.,;:]))"
 )
 _NEXT_WORD = re.compile(r"[\"'“‘«¿¡(\[‹`*_„]*+([^\W\d_]++)")
 _GLUED_NEXT = re.compile(r"[¿¡]?([^\W\d_]++)(?=[\s,;:]|$)")
+# A name that opens lower case and capitalises later (`eBay`, `iOS`, `useState`) may open a sentence.
+_CAMEL_NAME = re.compile(r"[a-z]++[A-Z]")
 _INITIALISM = re.compile(r"(?:[^\W\d_]\.)++[^\W\d_]")
 _INITIAL_AHEAD = re.compile(r"[^\W\d_]\.")
 _MARKER_TOKEN = re.compile(r"\d{1,3}|[^\W\d_]|[ivx]{2,4}")
@@ -160,6 +162,8 @@ _NO_SPLIT = frozenset(
         "ca",
         "fig",
         "figs",
+        "sect",
+        "secc",
         "vol",
         "vols",
         "pp",
@@ -297,7 +301,10 @@ _END_CAPABLE = frozenset(
 
 # Unit symbols take no period of their own: after a number ("limited to 20 GB. Larger files fail") the period
 # ends the sentence whenever a capital follows, whether or not the next word is a usual opener.
-_UNITS = frozenset("m g l h s min seg ms kb mb gb tb hr hrs km kg cm mm ft lb lbs oz".split())
+_UNITS = frozenset(
+    ("m", "g", "l", "h", "s", "min", "seg", "ms", "kb", "mb", "gb", "tb", "hr", "hrs", "km", "kg", "cm", "mm")
+    + ("ft", "lb", "lbs", "oz")
+)
 _NUMBER = re.compile(r"[0-9]+(?:[.,][0-9]+)*")
 
 _TIMES = frozenset(("a.m", "p.m"))
@@ -1230,7 +1237,7 @@ def _cut(seg: str, m: re.Match[str], unit_start: int) -> int | None:
     c = seg[nxt]
     if m.start(3) >= 0:
         return _citation(seg, p, r, m.end(3), c, unit_start)
-    if c.isupper() or c in _OPENERS:
+    if c.isupper() or c in _OPENERS or _CAMEL_NAME.match(seg, nxt):
         if c in "¿¡" and seg[nxt + 1 : nxt + 2].islower() and _ellipsis(seg[p:q]):
             return None  # "Me pregunto... ¿será?": lower case after an ellipsis goes on
         return _boundary(seg, p, q, r, nxt, unit_start, False)

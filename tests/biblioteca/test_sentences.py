@@ -347,6 +347,20 @@ def test_a_unit_after_a_number_ends_a_sentence_before_a_capital(text: str, expec
     assert split_sentences(text) == expected
 
 
+def test_a_name_opening_lower_case_may_open_a_sentence() -> None:
+    assert split_sentences("Pedí el reembolso por la web. eBay contestó al día siguiente.") == [
+        "Pedí el reembolso por la web.",
+        "eBay contestó al día siguiente.",
+    ]
+    assert split_sentences("Wrap the state in a hook. useMemo keeps it between renders.") == [
+        "Wrap the state in a hook.",
+        "useMemo keeps it between renders.",
+    ]
+    assert split_sentences("Mira la fig. iOS y la sect. 4 del manual.") == [
+        "Mira la fig. iOS y la sect. 4 del manual."
+    ]
+
+
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
