@@ -14,6 +14,7 @@ import numpy as np
 from django.contrib.postgres.aggregates import ArrayAgg
 from django.db import connections
 from django.db.models import Count, QuerySet
+from django.db.models.query import RawQuerySet
 from pgvector import Vector
 from pgvector.django import CosineDistance
 
@@ -348,6 +349,23 @@ def forget_scope_languages() -> None:
     _scope_languages.clear()
 
 
+def _hybrid_sql(*, app: str | None, source_type: str | None, params: HybridParams, several: bool) -> str:
+    """`_HYBRID_SQL` for the scope, with the language votes when `several` languages share it."""
+    sentence_side = _SENTENCE_SIDE_SQL if params.sentence_weight else _NO_SENTENCE_SIDE_SQL
+    return _terms_sql(
+        _HYBRID_SQL,
+        app=app,
+        source_type=source_type,
+        document_columns=", ".join(f"d.{f} AS document__{f}" for f in _DOCUMENT_FIELDS),
+        sentence_side=sentence_side.format(sentence=Sentence._meta.db_table),
+        raw_pairs="unweighed_pairs" if several else "pairs",
+        language_side=_LANGUAGE_SIDE_SQL.format(chunk=Chunk._meta.db_table, document=Document._meta.db_table)
+        if several
+        else "",
+        sentence_factor="p.factor * " if several else "",
+    )
+
+
 @replica_reads()
 def hybrid_chunk_search(
     *,
@@ -360,23 +378,7 @@ def hybrid_chunk_search(
 ) -> list[Chunk]:
     """Vector, full-text and best-sentence rankings fused by reciprocal rank, in one round trip; see
     `_HYBRID_SQL`."""
-    sentence_side = _SENTENCE_SIDE_SQL if params.sentence_weight else _NO_SENTENCE_SIDE_SQL
     scope = (app, source_type)
-    # A scope in one language (every factor would be 1) searches without the votes: they cost its statement
-    # about a millisecond of planning and execution.
-    several = params.other_language_weight != 1.0 and _scope_languages.get(scope, 2) > 1
-    sql = _terms_sql(
-        _HYBRID_SQL,
-        app=app,
-        source_type=source_type,
-        document_columns=", ".join(f"d.{f} AS document__{f}" for f in _DOCUMENT_FIELDS),
-        sentence_side=sentence_side.format(sentence=Sentence._meta.db_table),
-        raw_pairs="unweighed_pairs" if several else "pairs",
-        language_side=_LANGUAGE_SIDE_SQL.format(chunk=Chunk._meta.db_table, document=Document._meta.db_table)
-        if several
-        else "",
-        sentence_factor="p.factor * " if several else "",
-    )
     values = {
         **_terms_values(text=query_text, app=app, source_type=source_type, params=params),
         "vector": vector_literal(query_vector),
@@ -392,20 +394,23 @@ def hybrid_chunk_search(
         "k1": params.k1,
         "b": params.b,
     }
-    raw = Chunk.objects.raw(sql, values)
-    chunks = _nearest(lambda: list(raw), alias=raw.db, filtered=bool(app or source_type))
+
+    def run(several: bool) -> tuple[RawQuerySet, list[Chunk]]:
+        raw = Chunk.objects.raw(
+            _hybrid_sql(app=app, source_type=source_type, params=params, several=several), values
+        )
+        return raw, _nearest(lambda: list(raw), alias=raw.db, filtered=bool(app or source_type))
+
+    weighs_languages = params.other_language_weight != 1.0
+    # A scope in one language (every factor would be 1) searches without the votes: they cost its statement
+    # about a millisecond of planning and execution.
+    several = weighs_languages and _scope_languages.get(scope, 2) > 1
+    raw, chunks = run(several)
+    if chunks and weighs_languages and not several and chunks[0].scope_languages > 1:
+        # A second language arrived since this process last searched the scope: search again with the votes.
+        raw, chunks = run(True)
     if chunks:
         _scope_languages[scope] = chunks[0].scope_languages
-        if params.other_language_weight != 1.0 and not several and chunks[0].scope_languages > 1:
-            # A second language arrived since this process last searched the scope: search again with the votes.
-            return hybrid_chunk_search(
-                query_vector=query_vector,
-                query_text=query_text,
-                top_k=top_k,
-                app=app,
-                source_type=source_type,
-                params=params,
-            )
     for chunk in chunks:
         chunk.document = Document.from_db(
             raw.db,
