@@ -210,7 +210,16 @@ _NO_SPLIT = frozenset(
     ]
 )
 
-# Abbreviations that may also end a sentence: split only when a usual sentence opener follows.
+# Unit symbols take no period of their own: after a number ("limited to 20 GB. Larger files fail") the period
+# ends the sentence whenever a capital follows, whether or not the next word is a usual opener.
+_UNITS = frozenset(
+    ("m", "g", "l", "h", "s", "min", "seg", "ms", "kb", "mb", "gb", "tb", "hr", "hrs", "km", "kg", "cm", "mm")
+    + ("ft", "lb", "lbs", "oz")
+)
+_NUMBER = re.compile(r"[0-9]+(?:[.,][0-9]+)*")
+
+# Abbreviations that may also end a sentence: split only when a usual sentence opener follows. The unit symbols
+# are among them (a lone letter is read as an initial instead).
 _END_CAPABLE = frozenset(
     [
         "etc",
@@ -237,26 +246,9 @@ _END_CAPABLE = frozenset(
         "ed",
         "eds",
         "st",
-        "min",
         "máx",
         "max",
         "mín",
-        "seg",
-        "ms",
-        "kb",
-        "mb",
-        "gb",
-        "tb",
-        "hr",
-        "hrs",
-        "km",
-        "kg",
-        "cm",
-        "mm",
-        "ft",
-        "lb",
-        "lbs",
-        "oz",
         "yr",
         "yrs",
         "ref",
@@ -297,15 +289,8 @@ _END_CAPABLE = frozenset(
         "vie",
         "sáb",
     ]
-)
+) | {unit for unit in _UNITS if len(unit) > 1}
 
-# Unit symbols take no period of their own: after a number ("limited to 20 GB. Larger files fail") the period
-# ends the sentence whenever a capital follows, whether or not the next word is a usual opener.
-_UNITS = frozenset(
-    ("m", "g", "l", "h", "s", "min", "seg", "ms", "kb", "mb", "gb", "tb", "hr", "hrs", "km", "kg", "cm", "mm")
-    + ("ft", "lb", "lbs", "oz")
-)
-_NUMBER = re.compile(r"[0-9]+(?:[.,][0-9]+)*")
 
 _TIMES = frozenset(("a.m", "p.m"))
 # A time inside an opening phrase ("At 5 a.m. Mr. Smith left") is followed by the subject.
