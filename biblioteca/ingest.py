@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Collection, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -37,7 +37,7 @@ class IngestError(ApplicationError):
 @dataclass
 class DocumentResult:
     source_path: str
-    status: str  # added | updated | unchanged | skipped | outside | too_large | failed
+    status: str  # added | updated | unchanged | skipped | outside | too_large | duplicate | failed
     chunks: int = 0
     sentences: int = 0
     embedded_texts: int = 0
@@ -272,7 +272,9 @@ def _needs_reembedding(document: Document, embedder: Embedder) -> bool:
 class SourceFile:
     path: Path
     source_path: str
-    refused: str = ""  # "outside": a link out of its folder; "too_large": over INGEST_MAX_FILE_BYTES
+    # "outside": a link out of its folder; "too_large": over INGEST_MAX_FILE_BYTES; "duplicate": a link to a file
+    # read under another path
+    refused: str = ""
     reason: str = ""
 
 
@@ -321,7 +323,29 @@ def find_markdown_files(paths: Iterable[str | Path]) -> list[SourceFile]:
                 and not any(part.startswith(".") for part in path.relative_to(root).parts)
             ):
                 add(path, path.relative_to(root).as_posix(), root)
-    return list(found.values())
+    return _read_once(list(found.values()))
+
+
+def _read_once(files: list[SourceFile]) -> list[SourceFile]:
+    """Files that are one file through links (`faq/latest.md -> ../v2.md`) are read once: under the path that is
+    no link when the walk found it, else the first. The others are refused as duplicates: the same page stored
+    twice takes two of a search's places with one text."""
+    targets = {f.source_path: f.path.resolve() for f in files if not f.refused}
+    kept: dict[Path, SourceFile] = {}
+    for f in files:
+        if f.source_path in targets:
+            other = kept.setdefault(targets[f.source_path], f)
+            if other.path.is_symlink() and not f.path.is_symlink():
+                kept[targets[f.source_path]] = f
+    out = []
+    for f in files:
+        first = kept.get(targets.get(f.source_path))
+        if first is not None and first is not f:
+            f = replace(
+                f, refused="duplicate", reason=f"the same file as {first.source_path}; read once, there"
+            )
+        out.append(f)
+    return out
 
 
 def read_markdown(path: Path) -> str:

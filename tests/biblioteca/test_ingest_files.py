@@ -8,7 +8,7 @@ import re
 import pytest
 from django.core.management import call_command
 
-from biblioteca.ingest import IngestError, directory_ingest
+from biblioteca.ingest import IngestError, directory_ingest, document_ingest
 from biblioteca.models import Chunk, Document
 
 pytestmark = pytest.mark.django_db
@@ -35,16 +35,35 @@ def test_links_out_of_the_folder_are_refused_and_reported(docs):
     statuses = {r.source_path: r.status for r in report.results}
     assert statuses == {
         "guide.md": "added",
-        "faq/alias.md": "added",
+        "faq/alias.md": "duplicate",
         "faq/x.md": "outside",
         "faq/y.md": "outside",
     }
     assert "outside" in next(r.error for r in report.results if r.source_path == "faq/x.md")
     assert not Chunk.objects.filter(text__contains="hunter2").exists()
-    assert set(Document.objects.filter(app="t-links").values_list("source_path", flat=True)) == {
-        "guide.md",
-        "faq/alias.md",
-    }
+    assert set(Document.objects.filter(app="t-links").values_list("source_path", flat=True)) == {"guide.md"}
+
+
+def test_a_page_reached_through_a_link_in_the_folder_is_stored_once_under_its_own_path(docs):
+    report = directory_ingest(paths=[docs], app="t-alias")
+    alias = next(r for r in report.results if r.source_path == "faq/alias.md")
+    assert alias.status == "duplicate" and "the same file as guide.md" in alias.error
+    assert Chunk.objects.filter(document__app="t-alias", text__contains="Run the installer").count() == 1
+
+
+def test_two_links_to_one_file_the_walk_does_not_see_keep_the_first(tmp_path):
+    (tmp_path / ".drafts").mkdir()
+    (tmp_path / ".drafts" / "page.md").write_text("# Draft\n\nHidden folders are not walked.\n")
+    (tmp_path / "a.md").symlink_to(tmp_path / ".drafts" / "page.md")
+    (tmp_path / "b.md").symlink_to(tmp_path / ".drafts" / "page.md")
+    report = directory_ingest(paths=[tmp_path], app="t-two-links")
+    assert {r.source_path: r.status for r in report.results} == {"a.md": "added", "b.md": "duplicate"}
+
+
+def test_prune_takes_down_a_page_stored_twice_by_an_older_ingest(docs):
+    document_ingest(source_path="faq/alias.md", content=(docs / "guide.md").read_text(), app="t-old-alias")
+    report = directory_ingest(paths=[docs], app="t-old-alias", prune=True)
+    assert report.removed == ["faq/alias.md"]
 
 
 def test_files_over_the_size_cap_are_refused_and_reported(tmp_path, settings):
@@ -62,8 +81,9 @@ def test_the_summary_line_counts_both(docs, settings, capsys):
     (docs / "big.md").write_text("# Big\n\n" + "word " * 20)
     call_command("ingest_docs", str(docs), "--app", "t-summary", verbosity=1)
     out = capsys.readouterr().out
-    assert "2 links outside the folder, 1 too large, 0 failed" in out.splitlines()[0]
+    assert "2 links outside the folder, 1 too large, 1 duplicates, 0 failed" in out.splitlines()[0]
     assert "outside: faq/x.md: a link to" in out and "too large: big.md:" in out
+    assert "duplicate: faq/alias.md: the same file as guide.md" in out
 
 
 def test_prune_removes_a_document_whose_file_became_a_link_out(docs):

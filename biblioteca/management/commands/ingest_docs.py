@@ -148,11 +148,12 @@ class Command(BaseCommand):
             f"{prefix}{report.count('added')} added, {report.count('updated')} updated, "
             f"{report.count('unchanged')} unchanged, {len(report.removed)} removed, {report.count('skipped')} skipped, "
             f"{report.count('outside')} links outside the folder, {report.count('too_large')} too large, "
+            f"{report.count('duplicate')} duplicates, "
             f"{len(report.failed)} failed; {report.chunks} chunks in {report.seconds:.1f}s "
             f"({report.embed_seconds:.1f}s embedding)"
         )
         for result in report.results:
-            if result.status in ("skipped", "outside", "too_large"):
+            if result.status in ("skipped", "outside", "too_large", "duplicate"):
                 self.stdout.write(
                     f"{result.status.replace('_', ' ')}: {result.source_path}: {result.error}"
                     if result.status != "skipped"
