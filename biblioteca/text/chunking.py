@@ -17,6 +17,10 @@ with these deliberate differences:
 * A chunk boundary never falls inside a fenced or indented code block, an HTML
   block or a table, unless that block alone exceeds ``chunk_size`` words; then
   it is split at line boundaries (and a single over-long line at words).
+* A run of more than 512 characters without a space (a base64 image, a line of
+  minified code) is no text a reader reads: it is left out, and the chunks
+  around it end before it and start after it. A block that holds one counts
+  it as 64 words per 512 characters, so such a block is split at its lines.
   Overlap is made of whole blocks, so it may be smaller than ``chunk_overlap``
   when the tail block is bigger than the overlap or the next block needs room.
 * YAML (``---``) or TOML (``+++``) front matter supplies the title and is
@@ -66,6 +70,10 @@ DEFAULT_CHUNK_OVERLAP = 50
 _BOM = "\ufeff"
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _WORD = re.compile(r"\S+")
+# Longer runs without a space are left out of every chunk; inside a block, each 512 characters weigh what
+# prose of that length would (about 8 characters a word).
+_LONG_WORD = 512
+_LONG_WORD_WEIGHT = _LONG_WORD // 8
 _ATOMIC_TOKENS = frozenset({"fence", "code_block", "html_block", "table_open"})
 _MARKDOWN = MarkdownIt("commonmark").enable("table")
 # MDX's rules: `import`/`export` then a space, unindented, at the top level; a paragraph can't be interrupted,
@@ -98,7 +106,8 @@ class ParsedMarkdown:
 
 
 class _Piece(NamedTuple):
-    """An unbreakable run of source text: a word, a whole block, or a block line."""
+    """An unbreakable run of source text: a word, a whole block, or a block line; of no words, a run left out
+    that no chunk spans."""
 
     start: int
     end: int
@@ -172,7 +181,7 @@ def chunk_markdown(
 
     chunks: list[Chunk] = []
     for section, pieces in section_pieces:
-        for start, end in _pack(pieces, chunk_size, chunk_overlap):
+        for start, end in _pack_around_gaps(pieces, chunk_size, chunk_overlap):
             index = len(chunks)
             chunks.append(
                 Chunk(
@@ -345,7 +354,15 @@ def _pieces(doc: _Document, section: _Section, blocks: dict[int, int], chunk_siz
 
 
 def _word_pieces(content: str, start: int, end: int) -> list[_Piece]:
-    return [_Piece(m.start(), m.end(), 1) for m in _WORD.finditer(content, start, end)]
+    return [
+        _Piece(m.start(), m.end(), 1 if m.end() - m.start() <= _LONG_WORD else 0)
+        for m in _WORD.finditer(content, start, end)
+    ]
+
+
+def _weight(word: re.Match[str]) -> int:
+    length = word.end() - word.start()
+    return 1 if length <= _LONG_WORD else -(-length // _LONG_WORD) * _LONG_WORD_WEIGHT
 
 
 def _block_pieces(doc: _Document, first: int, end: int, chunk_size: int) -> list[_Piece]:
@@ -368,7 +385,20 @@ def _text_piece(content: str, start: int, end: int) -> _Piece | None:
     words = list(_WORD.finditer(content, start, end))
     if not words:
         return None
-    return _Piece(words[0].start(), words[-1].end(), len(words))
+    return _Piece(words[0].start(), words[-1].end(), sum(map(_weight, words)))
+
+
+def _pack_around_gaps(pieces: Sequence[_Piece], size: int, overlap: int) -> list[tuple[int, int]]:
+    """`_pack` of each run of pieces between two left out."""
+    spans: list[tuple[int, int]] = []
+    run: list[_Piece] = []
+    for piece in [*pieces, _Piece(0, 0, 0)]:
+        if piece.words:
+            run.append(piece)
+        elif run:
+            spans.extend(_pack(run, size, overlap))
+            run = []
+    return spans
 
 
 def _pack(pieces: Sequence[_Piece], size: int, overlap: int) -> list[tuple[int, int]]:

@@ -561,3 +561,49 @@ def test_passage_header_names_title_and_headings_without_repeating_the_title() -
         "[Doc: Guide > Install > On Linux]"
     )
     assert passage_header(title="Guide", heading_path=()) == "[Doc: Guide]"
+
+
+# --- runs without spaces ----------------------------------------------------
+
+BLOB = "iVBORw0KGgo" + "AbCd0123+/" * 300  # 3,011 characters, as a pasted base64 image
+
+
+def test_a_base64_image_is_left_out_and_the_text_around_it_kept():
+    content = (
+        f"# Diagram\n\nThe flow starts here. ![flow](data:image/png;base64,{BLOB}) The cache sits after it.\n"
+    )
+    chunks = chunk(content)
+    assert_verbatim(content, chunks)
+    assert all("AbCd0123" not in c.text for c in chunks)
+    # The image is one run without a space, its alt text included; the sentences around it are two chunks.
+    assert [c.text for c in chunks] == ["The flow starts here.", "The cache sits after it."]
+
+
+def test_a_line_of_minified_code_in_a_fence_is_left_out_and_the_fence_split_at_lines():
+    minified = "a=b(c);" * 20_000  # 140,000 characters on one line, no space
+    content = f"# Bundle\n\n```js\n// header kept\n{minified}\n// footer kept\n```\n"
+    chunks = chunk(content)
+    assert_verbatim(content, chunks)
+    assert max(len(c.text) for c in chunks) < 100
+    assert [c.text for c in chunks] == ["```js\n// header kept", "// footer kept\n```"]
+
+
+def test_a_file_that_is_only_a_blob_gives_no_chunk():
+    assert chunk(f"![x](data:image/png;base64,{BLOB})\n") == []
+
+
+def test_a_long_url_under_the_limit_stays_one_word_of_its_chunk():
+    url = "https://example.com/" + "segment/" * 60  # 500 characters
+    content = f"# Links\n\nSee [the guide]({url}) for more.\n"
+    assert [c.text for c in chunk(content)] == [f"See [the guide]({url}) for more."]
+
+
+def test_a_small_block_holding_a_long_run_stays_whole_and_weighs_its_length():
+    run = "x" * 1_500  # three slices of 512: 192 words
+    fence = f"```\n{run}\n```"
+    content = f"# A\n\n{' '.join(words(250))}\n\n{fence}\n\n{' '.join(words(100, 'v'))}\n"
+    chunks = chunk(content, chunk_size=400, chunk_overlap=0)
+    assert_verbatim(content, chunks)
+    assert any(fence in c.text for c in chunks)
+    # 250 words + a fence weighing 192 exceed 400: the fence opens the second chunk.
+    assert chunks[1].text.startswith("```")
