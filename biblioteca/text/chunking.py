@@ -17,12 +17,12 @@ with these deliberate differences:
 * A chunk boundary never falls inside a fenced or indented code block, an HTML
   block or a table, unless that block alone exceeds ``chunk_size`` words; then
   it is split at line boundaries (and a single over-long line at words).
+  Overlap is made of whole blocks, so it may be smaller than ``chunk_overlap``
+  when the tail block is bigger than the overlap or the next block needs room.
 * A run of more than 512 characters without a space (a base64 image, a line of
   minified code) is no text a reader reads: it is left out, and the chunks
   around it end before it and start after it. A block that holds one counts
   it as 64 words per 512 characters, so such a block is split at its lines.
-  Overlap is made of whole blocks, so it may be smaller than ``chunk_overlap``
-  when the tail block is bigger than the overlap or the next block needs room.
 * YAML (``---``) or TOML (``+++``) front matter supplies the title and is
   never indexed. Offsets always refer to the full string passed in (BOM and
   front matter included).
