@@ -21,8 +21,8 @@ with these deliberate differences:
   when the tail block is bigger than the overlap or the next block needs room.
 * A run of more than 512 characters without a space (a base64 image, a line of
   minified code) is no text a reader reads: it is left out, and the chunks
-  around it end before it and start after it. A block that holds one counts
-  it as 64 words per 512 characters, so such a block is split at its lines.
+  around it end before it and start after it. Inside a block it counts as 64
+  words per 512 characters, so that it never makes a chunk of many kilobytes.
 * YAML (``---``) or TOML (``+++``) front matter supplies the title and is
   never indexed. Offsets always refer to the full string passed in (BOM and
   front matter included).
