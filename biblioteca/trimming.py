@@ -242,7 +242,7 @@ _TABLE_RULE = re.compile(r"\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)*\
 _FIELD = re.compile(r"(?:[-*+][ \t]+)?(?:\*\*|__)?[^\W\d_][\w ()/-]{0,30}:(?:\*\*|__)?[ \t]*\S")
 _FIELD_MAX = 160
 _MARKUP = re.compile(
-    r"\s*(?:(?:</?[A-Za-z][^>\n]*>\s*)+|/{3}[^\n]*|:{3}[^\n]*|\{\*[^\n]*\*\}"
+    r"\s*(?:(?:</?[A-Za-z][^>\n]*>\s*)+|/{3}[^\n]*|:{3}[^\n]*|(?:!!!|\?{3}\+?)[ \t]*[A-Za-z][^\n]*|\{\*[^\n]*\*\}"
     r"|\{\{[<%][^\n]*[%>]\}\}|\{%[^\n]*%\}|\{:[^\n]*\}|\W*)\s*"
 )
 
@@ -271,7 +271,7 @@ def _shape(unit: str) -> str:
 @lru_cache(maxsize=50_000)
 def is_markup(unit: str) -> bool:
     """A unit with no words for a reader: HTML tags alone (`</div>`, `<Tabs>` over `<TabItem>`), an admonition
-    fence (`///`, `:::`), an include directive (`{* file *}`), a template tag (Hugo's `{{< note >}}`, Liquid's
+    fence (`///`, `:::`, `!!! note`), an include directive (`{* file *}`), a template tag (Hugo's `{{< note >}}`, Liquid's
     `{% endhint %}`), a kramdown attribute list (`{: .note }`), punctuation."""
     return bool(_MARKUP.fullmatch(unit))
 

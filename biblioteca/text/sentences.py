@@ -81,6 +81,14 @@ _ENUM_ANY = re.compile(r"(?<!\S)(\()?(\d{1,3}|[a-z]|[ivx]{2,4})(\.\)|\)|\.)(?=\s
 _ROMAN = {r: n for n, r in enumerate(["i", "ii", "iii", "iv", "v", "vi", "vii", "viii", "ix", "x"], 1)}
 # Full-width and CJK stops end a sentence without a following space.
 _CJK_STOP = re.compile(r"[。！？．]")
+# A line that opens or closes an admonition is a unit of its own, not the start of the first sentence inside:
+# MkDocs' `!!! note "Title"`, `??? tip` and `???+ tip`, pymdownx's `/// warning | Title` and `///`, and the
+# `::: tip Title` / `:::` of VitePress and Docusaurus. Their text follows on the next line, in the same paragraph.
+_ADMONITION_LINE = re.compile(
+    r"^[ ]{0,3}(?:(?:!!!|\?\?\?\+?)[ \t]*+[A-Za-z][\w-]*+(?:[ \t][^\n]*+)?|/{3}(?:[ \t]*+[A-Za-z][^\n]*+)?"
+    r"|:{3,}+(?:[ \t]*+[A-Za-z][^\n]*+)?)[ \t]*+$",
+    re.M,
+)
 _CJK_CANDIDATE = re.compile(r"[。！？．]++[」』）】〕〉》\"'”’)]*+")
 
 _MAX_TOKEN = 48
@@ -780,12 +788,23 @@ def _spans(
             cuts = _enumeration_cuts(segment, False)
             if prose:
                 cuts = _sentence_cuts(segment, cuts, cjk)
+                if "!!!" in segment or "???" in segment or "///" in segment or ":::" in segment:
+                    cuts = _admonition_cuts(segment, cuts)
             prev = a
             for cut in cuts:
                 _emit(text, prev, a + cut, spans)
                 prev = a + cut
             _emit(text, prev, b, spans)
     return spans
+
+
+def _admonition_cuts(seg: str, cuts: list[int]) -> list[int]:
+    """`cuts` and a cut on each side of every admonition line of `seg`; a sentence cut inside one goes."""
+    lines = [m.span() for m in _ADMONITION_LINE.finditer(seg)]
+    if not lines:
+        return cuts
+    inside = [c for c in cuts if not any(a < c < b for a, b in lines)]
+    return sorted({*inside, *(p for span in lines for p in span if 0 < p < len(seg))})
 
 
 def _emit(text: str, a: int, b: int, out: list[tuple[int, int]]) -> None:

@@ -707,3 +707,46 @@ def test_documentation_text_keeps_code_names_whole() -> None:
 def test_no_unit_ends_inside_inline_code_or_a_links_text(text: str, expected: list[str]) -> None:
     """Cutting there would leave a unit with an unclosed backtick or bracket, which trimming then shows."""
     assert split_sentences(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            '!!! warning "Before you upgrade"\n    Back up the database. The migration is one-way.',
+            ['!!! warning "Before you upgrade"', "Back up the database.", "The migration is one-way."],
+        ),
+        ("??? note\n    Collapsed by default.", ["??? note", "Collapsed by default."]),
+        ("???+ tip Abierto\n    Se ve al cargar.", ["???+ tip Abierto", "Se ve al cargar."]),
+        (
+            "/// details | Más detalles\nEl caché dura una hora. Luego se renueva.\n///",
+            ["/// details | Más detalles", "El caché dura una hora.", "Luego se renueva.", "///"],
+        ),
+        (
+            "::: danger Do not. Ever\nRun this as root.\n:::",
+            ["::: danger Do not. Ever", "Run this as root.", ":::"],
+        ),
+        (
+            "::::tip\nNested fences use four colons.\n::::",
+            ["::::tip", "Nested fences use four colons.", "::::"],
+        ),
+    ],
+)
+def test_an_admonition_line_is_a_unit_of_its_own(text: str, expected: list[str]) -> None:
+    """The text of an admonition follows its opening line in the same paragraph; glued to its first sentence, the
+    opener is scored and kept as part of it, and a closing line glued to the last one outlives its opener."""
+    assert split_sentences(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Paths like a///b are folded. Fine.", ["Paths like a///b are folded.", "Fine."]),
+        ("The ratio 3:::4 stays.\nOdd, but so.", ["The ratio 3:::4 stays.", "Odd, but so."]),
+        ("Dijo:\n::: 3 veces, no más.", ["Dijo:\n::: 3 veces, no más."]),
+    ],
+)
+def test_the_same_marks_open_no_admonition_inside_a_line_or_before_a_number(
+    text: str, expected: list[str]
+) -> None:
+    assert split_sentences(text) == expected
