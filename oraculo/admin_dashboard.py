@@ -7,14 +7,25 @@ from datetime import date, timedelta
 from urllib.parse import urlencode
 
 from django import forms
+from django.contrib import admin
+from django.contrib.admin.options import IncorrectLookupParameters
 from django.core.exceptions import PermissionDenied
+from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils import timezone
 
 from oraculo.charts import questions_per_day_svg
-from oraculo.dashboard import dashboard_apps, dashboard_csv, dashboard_get
+from oraculo.dashboard import (
+    TEXT_GROUPS,
+    asked_alike,
+    dashboard_apps,
+    dashboard_bounds,
+    dashboard_csv,
+    dashboard_get,
+)
+from oraculo.models import OraculoQuery
 
 DEFAULT_DAYS = 30
 MAX_DAYS = 366
@@ -41,10 +52,47 @@ class DashboardForm(forms.Form):
         return data
 
 
+class AskedAlikeFilter(admin.SimpleListFilter):
+    """The log rows of one dashboard group, however many: `?asked_alike=` one row id per variant text. Shown in
+    the sidebar only while it is used."""
+
+    title = "dashboard group"
+    parameter_name = "asked_alike"
+    label = "its questions"
+    gaps = False
+
+    def lookups(self, request, model_admin):
+        return [(self.value(), self.label)] if self.value() else []
+
+    def queryset(self, request, queryset: QuerySet[OraculoQuery]) -> QuerySet[OraculoQuery]:
+        if self.value() is None:
+            return queryset
+        try:
+            ids = [int(part) for part in self.value().split(",")]
+        except ValueError:
+            raise IncorrectLookupParameters(
+                f"{self.parameter_name}: log row ids, separated by commas."
+            ) from None
+        if not 0 < len(ids) <= TEXT_GROUPS:
+            raise IncorrectLookupParameters(f"{self.parameter_name}: 1 to {TEXT_GROUPS} log row ids.")
+        return asked_alike(queryset, row_ids=ids, gaps=self.gaps)
+
+
+class GapsAlikeFilter(AskedAlikeFilter):
+    """A dashboard gap's rows: its group's questions that scored low or were rated unhelpful."""
+
+    parameter_name = "gaps_alike"
+    label = "its gaps"
+    gaps = True
+
+
 class DashboardAdminMixin:
-    """Adds the gaps dashboard (and its CSV) to the OraculoQuery admin."""
+    """Adds the gaps dashboard (and its CSV) to the OraculoQuery admin, and the filters its links use."""
 
     dashboard_template = "admin/oraculo/oraculoquery/dashboard.html"
+
+    def get_list_filter(self, request):
+        return [*super().get_list_filter(request), AskedAlikeFilter, GapsAlikeFilter]
 
     def get_urls(self):
         opts = self.model._meta
@@ -99,6 +147,14 @@ class DashboardAdminMixin:
         }
         if board is not None:
             query = {"app": board.app or "", "start": board.start.isoformat(), "end": board.end.isoformat()}
+            since, until = dashboard_bounds(board.start, board.end)
+            period = {"created_at__gte": since.isoformat(" "), "created_at__lt": until.isoformat(" ")}
+            if board.app:
+                period["app"] = board.app
+
+            def rows(group, parameter: str) -> str:
+                return f"{changelist}?{urlencode({**period, parameter: ','.join(map(str, group.text_ids))})}"
+
             context |= {
                 "chart": questions_per_day_svg(days=board.days),
                 "csv_url": "?" + urlencode({**query, "format": "csv"}),
@@ -107,12 +163,7 @@ class DashboardAdminMixin:
                     ("extractive", board.extractive, board.share(board.extractive)),
                     ("nothing found", board.nothing, board.share(board.nothing)),
                 ],
-                "top": [
-                    (g, f"{changelist}?{urlencode({'id__in': ','.join(map(str, g.ids))})}") for g in board.top
-                ],
-                "gaps": [
-                    (g, f"{changelist}?{urlencode({'id__in': ','.join(map(str, g.ids))})}")
-                    for g in board.gaps
-                ],
+                "top": [(g, rows(g, AskedAlikeFilter.parameter_name)) for g in board.top],
+                "gaps": [(g, rows(g, GapsAlikeFilter.parameter_name)) for g in board.gaps],
             }
         return context

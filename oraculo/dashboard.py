@@ -10,18 +10,21 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 
 import numpy as np
 from django.conf import settings
+from django.db.models import Q, QuerySet, Subquery
+from django.db.models.functions import Lower, Trim
 
 from config.replicas import read_connection, replica_reads
 from oraculo.evaluation.export import spreadsheet_safe
 from oraculo.models import OraculoQuery
 
 TEXT_GROUPS = 200  # distinct question texts considered per list, before near-duplicates are merged
-LINKED_IDS = 100  # log rows linked per group (the count is the full count)
+LINKED_IDS = 100  # newest log rows listed per group in the CSV (the count is the full count)
 
 
 @dataclass
@@ -41,6 +44,7 @@ class QuestionGroup:
     count: int
     variants: list[tuple[str, int]] = field(default_factory=list)
     ids: list[int] = field(default_factory=list)
+    text_ids: list[int] = field(default_factory=list)  # one row per variant: `asked_alike` finds all of them
     low_score: int = 0
     unhelpful: int = 0
     best_score: float | None = None
@@ -70,8 +74,8 @@ class Dashboard:
         return round(100 * self.helpful / self.rated, 1) if self.rated else None
 
 
-def _bounds(start: date, end: date) -> tuple[datetime, datetime]:
-    """UTC days, end included."""
+def dashboard_bounds(start: date, end: date) -> tuple[datetime, datetime]:
+    """The period's first and last instants, end excluded: UTC days, `end` included."""
     return (
         datetime.combine(start, time.min, tzinfo=UTC),
         datetime.combine(end + timedelta(days=1), time.min, tzinfo=UTC),
@@ -79,7 +83,7 @@ def _bounds(start: date, end: date) -> tuple[datetime, datetime]:
 
 
 def _where(app: str | None, start: date, end: date) -> tuple[str, list]:
-    since, until = _bounds(start, end)
+    since, until = dashboard_bounds(start, end)
     sql, params = "created_at >= %s AND created_at < %s", [since, until]
     if app:
         sql, params = sql + " AND app = %s", [*params, app]
@@ -129,6 +133,7 @@ def _groups(
         target.count += count
         target.variants.append((question, count))
         target.ids = (target.ids + list(ids))[:LINKED_IDS]
+        target.text_ids.append(vector_id)
         target.low_score += low
         target.unhelpful += unhelpful
         if best is not None:
@@ -192,6 +197,20 @@ def dashboard_get(*, app: str | None, start: date, end: date, limit: int = 20) -
         top=_groups(top_rows, vectors, similarity=similarity, limit=limit),
         gaps=_groups(gap_rows, vectors, similarity=similarity, limit=limit),
     )
+
+
+def asked_alike(
+    queryset: QuerySet[OraculoQuery], *, row_ids: Sequence[int], gaps: bool = False
+) -> QuerySet[OraculoQuery]:
+    """The rows of `queryset` asked in the words of one of `row_ids` (case and surrounding space folded, as the
+    dashboard groups them): a group's log rows, however many; with `gaps`, only those it counts as gaps."""
+    folded = Lower(Trim("question"))
+    texts = OraculoQuery.objects.filter(pk__in=row_ids).annotate(folded=folded).values("folded")
+    rows = queryset.alias(folded=folded).filter(folded__in=Subquery(texts))
+    if gaps:  # GAP_FILTER's condition
+        low = settings.DASHBOARD_GAP_SCORE
+        rows = rows.filter(Q(top_score__isnull=True) | Q(top_score__lt=low) | Q(helpful=False))
+    return rows
 
 
 @replica_reads()

@@ -134,6 +134,39 @@ def test_the_page_shows_the_chart_the_numbers_and_links_to_log_rows(fixture_log,
     rows = staff_client.get(group[1])
     assert rows.status_code == 200
     assert rows.context["cl"].result_count == 6
+    assert {r.question.strip().lower() for r in rows.context["cl"].result_list} == {
+        "how do i reset my password?",
+        "reset password how?",
+    }
+    gap = next(g for g in response.context["gaps"] if g[0].question == "Reset password how?")
+    assert staff_client.get(gap[1]).context["cl"].result_count == 1  # the one rated unhelpful
+
+
+def test_a_group_link_opens_all_its_rows_in_the_period_and_app_in_utc_days(
+    fixture_log, staff_client, settings
+):
+    settings.TIME_ZONE = "Europe/Madrid"
+    text = "How much does the Pro plan cost?"
+    OraculoQuery.objects.bulk_create(
+        OraculoQuery(question=text, app="guide", answer="a", answer_mode=AnswerMode.LLM, top_score=0.9)
+        for _ in range(150)
+    )
+    OraculoQuery.objects.filter(question=text, created_at__gte=datetime(2026, 4, 1, tzinfo=UTC)).update(
+        created_at=datetime(2026, 3, 7, 23, 30, tzinfo=UTC)  # 8 March in Madrid, 7 March in UTC
+    )
+    log(text, day=8, vec=vector(2))
+    log(text, day=2, app="shop", vec=vector(2))
+    response = staff_client.get(URL, {"app": "guide", "start": "2026-03-01", "end": "2026-03-07"})
+    group, url = next(item for item in response.context["top"] if item[0].question == text)
+    assert group.count == 152 and len(group.ids) == 100
+    assert f">{group.count} rows</a>" in response.content.decode()
+    assert staff_client.get(url).context["cl"].result_count == 152
+
+
+@pytest.mark.parametrize("value", ["1,x", "1,,2", ",".join(["1"] * 201), "1;2"])
+def test_a_bad_group_link_is_the_admins_invalid_filter_page(fixture_log, staff_client, value):
+    response = staff_client.get("/admin/oraculo/oraculoquery/", {"asked_alike": value})
+    assert response.status_code == 302 and response["Location"].endswith("?e=1")
 
 
 def test_the_page_query_count_is_pinned(fixture_log, staff_client):
