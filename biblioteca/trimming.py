@@ -303,18 +303,15 @@ def _inside(i: int, kept: set[int], markup: Sequence[bool], step: int) -> bool:
 
 
 def unit_companions(units: Sequence[str], shapes: Sequence[str] | None = None) -> list[tuple[int, ...]]:
-    """For each unit, the units kept with it: a table row's header row and rule; a list item's lead-in (the unit
-    just before its list); a field line's heading and sibling fields; a heading's field lines. `shapes` are the
-    units' shapes when the caller has them."""
+    """For each unit, the units kept with it: a table row's header row and rule (a header row's rule); a list
+    item's lead-in (the unit just before its list); a field line's heading and sibling fields; a heading's field
+    lines. `shapes` are the units' shapes when the caller has them."""
     if shapes is None:
         shapes = [_unit_shape(u) for u in units]
     out: list[set[int]] = [set() for _ in units]
     for i, shape in enumerate(shapes):
-        if shape in ("row", "rule"):
-            first = i
-            while first > 0 and shapes[first - 1] in ("row", "rule"):
-                first -= 1
-            out[i].update(j for j in (first, first + 1) if j < i and shapes[j] in ("row", "rule"))
+        if shape in _TABLE_SHAPES:
+            out[i].update(_table_header(i, shapes))
         elif shape in ("item", "field") and i > 0:
             first = i
             while first > 0 and shapes[first - 1] in ("item", "field"):
@@ -489,21 +486,20 @@ _TABLE_SHAPES = ("row", "rule")
 def with_table_headers(keep: Sequence[int], shapes: Sequence[str]) -> list[int]:
     """`keep` with each kept table row's header row and rule, and a kept header row's rule: without them, rows
     render as a paragraph of pipes."""
-    out = set(keep)
-    for i in keep:
-        if shapes[i] == "rule":
-            if i > 0 and shapes[i - 1] == "row":
-                out.add(i - 1)
-        elif shapes[i] == "row":
-            if i + 1 < len(shapes) and shapes[i + 1] == "rule":
-                out.add(i + 1)
-                continue
-            j = i
-            while j >= 0 and shapes[j] == "row":
-                j -= 1
-            if j >= 1 and shapes[j] == "rule" and shapes[j - 1] == "row":
-                out.update((j - 1, j))
-    return sorted(out)
+    return sorted({*keep, *(j for i in keep if shapes[i] in _TABLE_SHAPES for j in _table_header(i, shapes))})
+
+
+def _table_header(i: int, shapes: Sequence[str]) -> tuple[int, ...]:
+    """The header row and rule of the table that row or rule `i` is in, less `i` itself: a rule's row above it,
+    a header row's rule, a body row's nearest rule above and the row over it (never an earlier table's)."""
+    if shapes[i] == "rule":
+        return (i - 1,) if i > 0 and shapes[i - 1] == "row" else ()
+    if i + 1 < len(shapes) and shapes[i + 1] == "rule":
+        return (i + 1,)
+    j = i
+    while j >= 0 and shapes[j] == "row":
+        j -= 1
+    return (j - 1, j) if j >= 1 and shapes[j] == "rule" and shapes[j - 1] == "row" else ()
 
 
 def trim_chunks(

@@ -404,7 +404,19 @@ def test_the_spread_factor_shrinks_the_margins_when_scores_are_close_together():
     [
         (
             ["| Name | Default |", "|---|---|", "| port | 8000 |", "| host | 0.0.0.0 |"],
-            [(), (0,), (0, 1), (0, 1)],
+            [(1,), (0,), (0, 1), (0, 1)],
+        ),
+        # two tables with no line of prose between them: the second one's rows have its own header
+        (
+            [
+                "| Name | Default |",
+                "|---|---|",
+                "| port | 8000 |",
+                "| Flag | Meaning |",
+                "|---|---|",
+                "| -v | loud |",
+            ],
+            [(1,), (0,), (0, 1), (4,), (3,), (3, 4)],
         ),
         (
             ["The options are:", "- `include`: fields to keep.", "- `exclude`: fields to leave out."],
