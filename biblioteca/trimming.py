@@ -451,10 +451,13 @@ def lexical_evidence(
     return np.where(chunk.is_heading | (own >= under), own, under).astype(np.float32)
 
 
-def join_runs(text: str, spans: Sequence[tuple[int, int]], keep: Sequence[int]) -> str:
+def join_runs(
+    text: str, spans: Sequence[tuple[int, int]], keep: Sequence[int], *, shapes: Sequence[str] | None = None
+) -> str:
     """Kept sentences as verbatim runs of the original text, separate runs joined by an elision that keeps the
     markdown's blocks whole: ' [...] ' within a line, '[...]' on a line of its own between blocks, '| [...] |'
-    between two rows of one table (only rows lie between them)."""
+    between two rows of one table (only rows lie between them). `shapes` are the units' shapes when the caller
+    has them."""
     runs: list[tuple[int, int]] = []
     for i in keep:
         if runs and i == runs[-1][1] + 1:
@@ -467,8 +470,8 @@ def join_runs(text: str, spans: Sequence[tuple[int, int]], keep: Sequence[int]) 
         if "\n" not in gap:
             out += ELISION
         elif (
-            _unit_shape(text[slice(*spans[last])]) in _TABLE_SHAPES
-            and _unit_shape(text[slice(*spans[first])]) in _TABLE_SHAPES
+            (shapes[last] if shapes else _unit_shape(text[slice(*spans[last])])) in _TABLE_SHAPES
+            and (shapes[first] if shapes else _unit_shape(text[slice(*spans[first])])) in _TABLE_SHAPES
             and all("|" in line for line in gap.split("\n")[1:-1])
         ):
             out += ROW_ELISION
@@ -636,4 +639,4 @@ def _kept(chunk: TrimInput, keep: set[int], trim_markup: bool) -> TrimOutput:
         kept = without_closing_headings(kept, chunk.shapes)
     if len(kept) >= len(chunk.spans):
         return TrimOutput(chunk.text, tuple(range(len(chunk.spans))))
-    return TrimOutput(join_runs(chunk.text, chunk.spans, kept), tuple(kept))
+    return TrimOutput(join_runs(chunk.text, chunk.spans, kept, shapes=chunk.shapes), tuple(kept))

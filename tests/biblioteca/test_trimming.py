@@ -211,6 +211,9 @@ def test_a_gap_never_turns_an_indented_line_into_code_nor_two_tables_into_one():
         == "| A | B |\n|---|---|\n| a1 | b1 |\n\n[...]\n\n| X | Y | Z |\n|---|---|---|\n| x1 | y1 | z1 |"
     )
     assert blocks(trimmed).count("table_open") == 2
+    shapes = ["row", "rule", "row", "row", "row", "rule", "row"]
+    assert join_runs(tables, _spans(tables, units), [0, 1, 2, 4, 5, 6], shapes=shapes) == trimmed
+    assert "| [...] |" in join_runs(tables, _spans(tables, units), [0, 1, 3], shapes=shapes)
 
 
 def test_a_kept_table_row_brings_its_own_tables_header_and_rule_even_from_the_window():
