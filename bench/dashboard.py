@@ -1,7 +1,8 @@
 """The gaps dashboard's page time with a big question log: inserts N logged questions (default 100,000) under a
 bench app, spread over 90 days, drawn from a pool of distinct questions that each have a vector, some of them
 near-duplicates and some of them gaps; then times the admin page (through Django's test client, as a
-superuser: the whole view, template and SVG included) over the last 30 and 90 days, and removes its rows.
+superuser: the whole view, template and SVG included) over the last 30 and 90 days, and the question-log page
+that the first top question's and the first gap's links open; then removes its rows.
 
     .venv/bin/python manage.py migrate && .venv/bin/python bench/dashboard.py            # DEBUG on, like make run
     .venv/bin/python bench/dashboard.py --rows 20000 --repeat 3
@@ -68,14 +69,14 @@ def main(argv: list[str] | None = None) -> int:
             """
             INSERT INTO oraculo_queries (question, retrieval_question, app, source_type, answer, answer_mode, chunk_ids, chunk_scores,
                 top_score, trimmed, trim_params, tokens_before, tokens_in_context, latency_ms,
-                llm_model, llm_error, answer_truncated, page_url, feedback_comment, helpful, created_at)
+                llm_model, llm_error, answer_truncated, page_url, feedback_comment, helpful, created_at, channel)
             SELECT p.question, '', %s, '', 'answer', CASE WHEN r.i %% 3 = 0 THEN 'llm' ELSE 'extractive' END,
                    CASE WHEN r.i %% 20 = 0 THEN '[]'::jsonb ELSE '["doc#1"]'::jsonb END,
                    CASE WHEN r.i %% 20 = 0 THEN '[]'::jsonb ELSE jsonb_build_array(r.score) END,
                    CASE WHEN r.i %% 20 = 0 THEN NULL ELSE r.score END, false, '{}'::jsonb, 100, 100,
                    '{}'::jsonb, '', '', false, '', '',
                    CASE WHEN r.i %% 7 = 0 THEN r.i %% 2 = 0 END,
-                   now() - (r.i %% 90) * interval '1 day' - (r.i %% 86400) * interval '1 second'
+                   now() - (r.i %% 90) * interval '1 day' - (r.i %% 86400) * interval '1 second', 'widget'
             FROM (SELECT i, 1 + floor(%s * power(random(), 3))::int AS pick,
                          round((0.55 + random() * 0.4)::numeric, 4)::float AS score
                   FROM generate_series(1, %s) AS i) r
@@ -122,6 +123,19 @@ def main(argv: list[str] | None = None) -> int:
                     f"{label}: {board.total} questions, page p50 {statistics.median(times):.0f} ms, "
                     f"max {max(times):.0f} ms over {args.repeat} loads ({len(response.content) // 1024} KB)"
                 )
+                for kind in ("top", "gaps"):
+                    group, link = response.context_data[kind][0]
+                    link_times = []
+                    for _ in range(args.repeat + 1):
+                        t = time.perf_counter()
+                        rows = client.get(link)
+                        link_times.append((time.perf_counter() - t) * 1000)
+                        assert rows.status_code == 200, rows.status_code
+                    shown = rows.context_data["cl"].result_count
+                    print(
+                        f"  its first {kind} group's link: {shown} rows (the group counts {group.count}), "
+                        f"page p50 {statistics.median(link_times[1:]):.0f} ms"
+                    )
     finally:
         if not args.keep:
             cleanup(APP, USER)
