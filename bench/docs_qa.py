@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/docs_qa.py [--dataset fastapi|xquad] [--langs en es] [--top-k 5]
         [--compare "RETRIEVAL_HYBRID=false" "RETRIEVAL_HYBRID=true"] [--limit N] [--output FILE]
-    .venv/bin/python bench/docs_qa.py --qa-file my_questions.jsonl --corpus "docs/{lang}" --langs en
+    .venv/bin/python bench/docs_qa.py --qa-file my_questions.jsonl --corpus "docs/{lang}" --langs en [--name N]
 
 Ingests each language's documents into its own app (re-runs skip unchanged files), embeds every question once,
 then for each configuration (SETTING=value pairs, space-separated; none means today's settings) retrieves the
@@ -229,11 +229,16 @@ def main() -> None:
     parser.add_argument(
         "--corpus", default="", help="with --qa-file: the docs folder, {lang} for the language"
     )
+    parser.add_argument(
+        "--name",
+        default="custom",
+        help="with --qa-file: apps docsqa-NAME-LANG; `--name fastapi` reuses the fastapi dataset's ingest",
+    )
     args = parser.parse_args()
     sys.stdout.reconfigure(line_buffering=True)
 
     if args.qa_file:
-        args.dataset = "custom"
+        args.dataset = args.name
         folders, questions, hit = custom(args.qa_file, args.corpus, args.langs)
     else:
         folders, questions, hit = DATASETS[args.dataset](args.langs)
