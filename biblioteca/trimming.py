@@ -29,8 +29,8 @@ Beyond it, query-level rules (all optional):
 - `spread_factor`: both margins shrink to this share of the spread of the scores (best minus median) when that is
   narrower. Cosines of documentation sit high and close together; a margin tuned on prose would keep them all;
 - `companions`: units that belong together are kept together: a list item with the sentence that leads into its
-  list (and a lead-in ending with a colon with its items), a table row with the table's header row, a heading
-  with the `Type:`/`Default:` lines under it;
+  list (and a lead-in ending with a colon with its items), a table row with the table's header row, an option's
+  heading and its `Type:`/`Default:` lines with each other and with every line of the option's section;
 - `earlier_sections`: a passage grown to its neighbours brings the sections that lead up to its match. In the
   first passage, the sections before the match (the section holding its best score, or the earlier one where
   the chunk retrieval found begins) are trimmed like a supporting passage (`passage_margin`); the matching
@@ -305,7 +305,9 @@ def _inside(i: int, kept: set[int], markup: Sequence[bool], step: int) -> bool:
 def unit_companions(units: Sequence[str], shapes: Sequence[str] | None = None) -> list[tuple[int, ...]]:
     """For each unit, the units kept with it: a table row's header row and rule (a header row's rule); a list
     item's lead-in (the unit just before its list); a field line's heading and sibling fields; a heading's field
-    lines. `shapes` are the units' shapes when the caller has them."""
+    lines; any other line of an option's section (a heading with field lines at its top) that heading and those
+    fields, so a kept description or example names its option's type and default. `shapes` are the units'
+    shapes when the caller has them."""
     if shapes is None:
         shapes = [_unit_shape(u) for u in units]
     out: list[set[int]] = [set() for _ in units]
@@ -327,13 +329,30 @@ def unit_companions(units: Sequence[str], shapes: Sequence[str] | None = None) -
             while hi + 1 < len(shapes) and shapes[hi + 1] == "field":
                 hi += 1
             out[i].update(range(lo, hi + 1))
-            if lo > 0 and shapes[lo - 1] == "heading":
-                out[lo - 1].update(range(lo, hi + 1))
-            elif lo > 1 and shapes[lo - 2] == "heading" and shapes[lo - 1] == "prose":
-                out[i].add(lo - 2)
-                out[lo - 2].update(range(lo, hi + 1))
-        out[i].discard(i)
+    for heading, end, card in _option_sections(shapes):
+        for i in range(heading, end):
+            out[i].update(card)
+    for i, companions in enumerate(out):
+        companions.discard(i)
     return [tuple(sorted(c)) for c in out]
+
+
+def _option_sections(shapes: Sequence[str]) -> list[tuple[int, int, tuple[int, ...]]]:
+    """Each option section's heading, its end (the next heading) and its card: the heading and the field lines
+    at the top of the section (right under the heading, or under one line of description)."""
+    headings = [i for i, shape in enumerate(shapes) if shape == "heading"] + [len(shapes)]
+    out = []
+    for heading, end in zip(headings, headings[1:]):
+        lo = heading + 1
+        if lo < end and shapes[lo] == "prose" and lo + 1 < end and shapes[lo + 1] == "field":
+            lo += 1
+        if lo >= end or shapes[lo] != "field":
+            continue
+        hi = lo
+        while hi + 1 < end and shapes[hi + 1] == "field":
+            hi += 1
+        out.append((heading, end, (heading, *range(lo, hi + 1))))
+    return out
 
 
 @lru_cache(maxsize=50_000)

@@ -431,14 +431,33 @@ def test_the_spread_factor_shrinks_the_margins_when_scores_are_close_together():
         ),
         (
             ["### response_model", "**Type:** `Any`", "**Default:** `None`", "Prose after."],
-            [(1, 2), (0, 2), (0, 1), ()],
+            [(1, 2), (0, 2), (0, 1), (0, 1, 2)],
         ),
-        (["### port", "The port to listen on.", "Default: 8000"], [(2,), (), (0, 1)]),
+        (["### port", "The port to listen on.", "Default: 8000"], [(2,), (0, 2), (0, 1)]),
         # field lines written on consecutive lines make one unit, a field all the same
-        (["### `retries`", "Type: `integer`\nDefault: `3`", "How many times to retry."], [(1,), (0,), ()]),
+        (
+            ["### `retries`", "Type: `integer`\nDefault: `3`", "How many times to retry."],
+            [(1,), (0,), (0, 1)],
+        ),
         (
             ["### `modo`", "**Tipo:** `string`<br>\n**Por defecto:** `rápido`", "Elige el modo."],
-            [(1,), (0,), ()],
+            [(1,), (0,), (0, 1)],
+        ),
+        # every line of an option's section, its example too, brings the option's heading and fields, up to the
+        # next heading; a section whose fields are not at its top is no option's card
+        (
+            [
+                "## out.dir",
+                "- **Type:** `string`",
+                "- **Default:** `dist`",
+                "Where the build goes.",
+                "```js\nout: { dir: 'build' }\n```",
+                "## Notes",
+                "A paragraph first.",
+                "Another one.",
+                "Default: 3",
+            ],
+            [(1, 2), (0, 2), (0, 1), (0, 1, 2), (0, 1, 2), (), (), (), (7,)],
         ),
         (["Just prose.", "More prose."], [(), ()]),
     ],
@@ -471,6 +490,24 @@ def test_a_lead_in_ending_with_a_colon_brings_its_list():
         trim_chunks([c], QUERY, params)[0].text
         == "The command refers to: - `main`: the file. - `app`: the object."
     )
+
+
+def test_a_kept_description_brings_its_options_type_and_default():
+    units = [
+        "## preview.host",
+        "- **Type:** `string`",
+        "- **Default:** `localhost`",
+        "Which address the preview server listens on.",
+        "## preview.port",
+        "- **Type:** `number`",
+        "- **Default:** `4173`",
+        "The preview server's port.",
+        "When the port is taken, the next free one is tried.",
+    ]
+    c = chunk(units, [0.0, 0.5, 0.5, 0.5, 0.0, 0.5, 0.5, 0.5, 0.9], sep="\n\n")
+    params = TrimParams(threshold=0.8, window=0, companions=True)
+    assert trim_chunks([c], QUERY, params)[0].text == "\n\n".join([*units[4:7], "[...]", units[8]])
+    assert trim_chunks([c], QUERY, replace(params, companions=False))[0].text == units[-1]
 
 
 def test_the_first_chunk_is_never_dropped_later_ones_are():
