@@ -76,6 +76,7 @@ def hybrid_params() -> HybridParams:
         sentence_weight=settings.RETRIEVAL_HYBRID_SENTENCE_WEIGHT,
         sentence_pool=settings.RETRIEVAL_HYBRID_SENTENCE_POOL,
         other_language_weight=settings.RETRIEVAL_HYBRID_OTHER_LANGUAGE_WEIGHT,
+        vector_seat=settings.RETRIEVAL_HYBRID_VECTOR_SEAT,
     )
 
 
@@ -113,6 +114,7 @@ def search(
             source_type=filters.get("source_type"),
             query_text=query_text,
             hybrid=hybrid_params() if hybrid else None,
+            seat=top_k,
         )
         hits = [
             RetrievedChunk(

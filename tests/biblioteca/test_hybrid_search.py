@@ -100,6 +100,30 @@ def test_a_question_only_the_vector_side_finds(hybrid_library):
     assert 0 < fused[0].score <= 1
 
 
+def test_the_chunk_nearest_in_meaning_keeps_a_seat_in_the_top_k(hybrid_library):
+    """Words weighed far above vectors fill the top 3 with the chunks holding the question's words; the chunk
+    nearest by cosine still takes the last place asked for (`seat`, by default `top_k`), never the first."""
+    loud = HybridParams(lexical_weight=10.0)
+    vector = vector_of("How long should spaghetti cook?")
+
+    def search(top_k: int, params: HybridParams, seat: int | None = None) -> list[str]:
+        found = chunk_search(
+            query_vector=vector,
+            top_k=top_k,
+            app=APP,
+            query_text="fields modules tomatoes",
+            hybrid=params,
+            seat=seat,
+        )
+        return paths(found)
+
+    without = search(3, replace(loud, vector_seat=False))
+    assert sorted(without) == ["exclude.md", "garden.md", "routers.md"]
+    assert search(3, loud) == [*without[:2], "cooking.md"]
+    assert search(6, loud, seat=3)[:3] == [*without[:2], "cooking.md"]
+    assert search(1, loud) == without[:1]
+
+
 def test_fused_results_carry_cosine_scores_and_their_documents(hybrid_library):
     vector = vector_of("How do I mount the routers of my modules?")
     (best,) = chunk_search(
