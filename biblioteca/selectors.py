@@ -215,7 +215,8 @@ _SCOPE_SIZE_SQL = """SELECT count(*)::float8 AS size
 # The chunk the vector side ranks first is placed no lower than `seat` (the passages the search asks for): at
 # twice the vectors' weight, a few chunks holding the question's words outrank it on words alone, and for a
 # question in other words than the docs it is often the one that answers (measured on 160 docs questions: two
-# more answers in the top 5, none lost; prose unchanged).
+# more answers in the top 5, none lost; prose unchanged). A chunk in another language than the question's
+# has no seat: the language weight put it lower on purpose.
 _SENTENCE_SIDE_SQL = """
 sentence_side AS (
     SELECT p.id, row_number() OVER (ORDER BY b.distance, p.id) AS rank
@@ -281,12 +282,13 @@ scored AS (
     SELECT p.id, p.fused + {sentence_factor}coalesce(%(sentence_weight)s::float8 / (%(rrf_k)s + s.rank), 0) AS fused,
            p.vector_rank, p.lexical_rank, s.rank AS sentence_rank,
            %(keep_first)s AND p.id = (SELECT id FROM pairs ORDER BY fused DESC, vector_rank NULLS LAST LIMIT 1)
-               AS first
+               AS first,
+           {own_language} AS own_language
     FROM pairs p LEFT JOIN sentence_side s ON s.id = p.id
 ),
 fused AS (
-    SELECT r.*, CASE WHEN %(vector_seat)s AND r.vector_rank = 1 AND r.position > %(seat)s THEN %(seat)s - 0.5
-                     ELSE r.position END AS place
+    SELECT r.*, CASE WHEN %(vector_seat)s AND r.vector_rank = 1 AND r.own_language AND r.position > %(seat)s
+                     THEN %(seat)s - 0.5 ELSE r.position END AS place
     FROM (SELECT s.*, row_number() OVER (ORDER BY first DESC, fused DESC, vector_rank NULLS LAST) AS position
           FROM scored s) r
     ORDER BY place LIMIT %(top_k)s
@@ -379,6 +381,7 @@ def _hybrid_sql(*, app: str | None, source_type: str | None, params: HybridParam
         if several
         else "",
         sentence_factor="p.factor * " if several else "",
+        own_language="p.factor = 1.0" if several else "true",
     )
 
 

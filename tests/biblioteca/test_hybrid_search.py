@@ -457,6 +457,25 @@ def test_in_an_app_with_two_languages_the_questions_language_comes_first(bilingu
     assert first_paths(bilingual_library, spanish, other_language_weight=0.5)[0] == "es/keys.md"
 
 
+def test_a_page_in_another_language_than_the_questions_has_no_seat(bilingual_library):
+    vector = vector_of("¿Qué día del mes se envían las facturas?")
+    (nearest,) = chunk_search(query_vector=vector, top_k=1, app=bilingual_library)
+    assert nearest.document.source_path == "es/billing.md"
+
+    def top_two(weight: float) -> list[str]:
+        found = chunk_search(
+            query_vector=vector,
+            top_k=2,
+            app=bilingual_library,
+            query_text="How do I rotate the signing_key from the security settings?",
+            hybrid=HybridParams(lexical_weight=10.0, other_language_weight=weight),
+        )
+        return paths(found)
+
+    assert top_two(1.0)[1] == "es/billing.md"
+    assert "es/billing.md" not in top_two(0.5)
+
+
 def test_a_question_without_function_words_has_no_language_to_prefer(bilingual_library):
     bare = first_paths(bilingual_library, "signing_key", other_language_weight=1.0)
     assert first_paths(bilingual_library, "signing_key", other_language_weight=0.5) == bare
