@@ -1,7 +1,7 @@
 """Retrieval and trimming on labelled questions: recall@1/5/10, MRR, trimmed retention, token cut, latency.
 
     .venv/bin/python bench/docs_qa.py [--dataset fastapi|xquad] [--langs en es] [--top-k 5]
-        [--compare "RETRIEVAL_HYBRID=false" "RETRIEVAL_HYBRID=true"] [--limit N] [--output FILE]
+        [--compare "RETRIEVAL_HYBRID=false" "RETRIEVAL_HYBRID=true"] [--limit N] [--output FILE] [--failures]
     .venv/bin/python bench/docs_qa.py --qa-file my_questions.jsonl --corpus "docs/{lang}" --langs en [--name N]
 
 Ingests each language's documents into its own app (re-runs skip unchanged files), embeds every question once,
@@ -67,6 +67,7 @@ class Outcome:
     tokens_before: int
     tokens_after: int
     latency_ms: float
+    question: str = ""
 
 
 def _collapsed(text: str) -> str:
@@ -168,9 +169,23 @@ def run(
                 narrow.tokens_before,
                 narrow.tokens_in_context,
                 latency,
+                q.text,
             )
         )
     return outcomes
+
+
+def print_failures(outcomes: list[Outcome], top_k: int) -> None:
+    """The questions whose answer the untrimmed top k misses (with its rank in the top 10), then those whose
+    answer trimming cut: where to look first on your own docs."""
+    missed = [o for o in outcomes if not o.baseline_hit]
+    lost = [o for o in outcomes if o.baseline_hit and not o.trimmed_hit]
+    print(f"\nnot in the top {top_k} ({len(missed)}):")
+    for o in missed:
+        print(f"- [{o.lang} {o.kind}, rank {o.rank or '-'}] {o.question}")
+    print(f"lost to trimming ({len(lost)}):")
+    for o in lost:
+        print(f"- [{o.lang} {o.kind}] {o.question}")
 
 
 def summary(outcomes: list[Outcome], top_k: int) -> dict[str, float]:
@@ -228,6 +243,9 @@ def main() -> None:
     parser.add_argument("--compare", nargs="+", default=[""], metavar="CONFIG")
     parser.add_argument("--limit", type=int, default=None, help="first N questions per language")
     parser.add_argument("--output", type=Path, default=None, help="write every outcome as JSON")
+    parser.add_argument(
+        "--failures", action="store_true", help="list the questions missed and the answers trimming lost"
+    )
     parser.add_argument("--qa-file", type=Path, default=None, help="your own labelled questions (JSONL)")
     parser.add_argument(
         "--corpus", default="", help="with --qa-file: the docs folder, {lang} for the language"
@@ -275,6 +293,8 @@ def main() -> None:
             "table": print_table(config or "current settings", outcomes, args.top_k),
             "outcomes": [asdict(o) for o in outcomes],
         }
+        if args.failures:
+            print_failures(outcomes, args.top_k)
     if len(results) > 1:
         print(f"\n## side by side (R@{args.top_k} / MRR / retention / cut / p50 ms)\n")
         names = list(results)
