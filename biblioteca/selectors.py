@@ -126,9 +126,9 @@ class HybridParams:
     """Reciprocal rank fusion: a chunk scores `weight / (rrf_k + rank)` on each side that ranks it; `k1` and
     `b` are BM25's saturation and length normalisation. `sentence_weight` 0 leaves the sentence side out; with
     `keep_first` it reorders and promotes chunks but never takes first place from the other two sides' best.
-    With `vector_seat`, the chunk nearest by cosine (unless its page is in another language than the question's)
-    ranks no lower than the search's `seat`: the words side's weight lets a few pages holding the question's
-    words fill the top 5 over the passage closest in meaning.
+    With `vector_seat` (and a vector weight above 0), the chunk nearest by cosine (unless its page is in another
+    language than the question's) ranks no lower than the search's `seat`: the words side's weight lets a few
+    pages holding the question's words fill the top 5 over the passage closest in meaning.
     In a scope with documents in several languages, a chunk whose document is in another language than the
     question's (the one whose function words it uses) scores `other_language_weight` times as much."""
 
@@ -412,7 +412,7 @@ def hybrid_chunk_search(
         "other_language_weight": params.other_language_weight,
         "sentence_pool": params.sentence_pool,
         "keep_first": params.keep_first,
-        "vector_seat": params.vector_seat,
+        "vector_seat": params.vector_seat and params.vector_weight > 0,
         "seat": max(seat or top_k, 2),
         "k1": params.k1,
         "b": params.b,

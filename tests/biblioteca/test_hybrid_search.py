@@ -122,6 +122,8 @@ def test_the_chunk_nearest_in_meaning_keeps_a_seat_in_the_top_k(hybrid_library):
     assert search(3, loud) == [*without[:2], "cooking.md"]
     assert search(6, loud, seat=3)[:3] == [*without[:2], "cooking.md"]
     assert search(1, loud) == without[:1]
+    # with the vectors weighed 0, they have no say at all
+    assert "cooking.md" not in search(3, replace(loud, vector_weight=0.0))
 
 
 def test_fused_results_carry_cosine_scores_and_their_documents(hybrid_library):
