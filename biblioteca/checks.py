@@ -133,16 +133,29 @@ def vector_search_settings(app_configs=None, **kwargs):
 
 @register()
 def hybrid_search_settings(app_configs=None, **kwargs):
-    """A share of a score: above 0 (0 would tie every section in another language at nothing), at most 1."""
+    """The language weight is a share of a score: above 0 (0 would tie every section in another language at
+    nothing), at most 1. The term coverage is an exponent: below 0 it would favour sections holding fewer of the
+    question's terms."""
     from django.conf import settings
 
+    problems = []
     weight = settings.RETRIEVAL_HYBRID_OTHER_LANGUAGE_WEIGHT
-    if 0 < weight <= 1:
-        return []
-    return [
-        Error(
-            f"RETRIEVAL_HYBRID_OTHER_LANGUAGE_WEIGHT is {weight}.",
-            hint="Use a share above 0 and at most 1 (1: no preference for the question's language).",
-            id="biblioteca.E006",
+    if not 0 < weight <= 1:
+        problems.append(
+            Error(
+                f"RETRIEVAL_HYBRID_OTHER_LANGUAGE_WEIGHT is {weight}.",
+                hint="Use a share above 0 and at most 1 (1: no preference for the question's language).",
+                id="biblioteca.E006",
+            )
         )
-    ]
+    coverage = settings.RETRIEVAL_HYBRID_TERM_COVERAGE
+    if coverage < 0:
+        problems.append(
+            Error(
+                f"RETRIEVAL_HYBRID_TERM_COVERAGE is {coverage}.",
+                hint="Use 0 (plain BM25) or more; the default, 0.5, weighs a section by the square root of the "
+                "share of the question's terms it holds.",
+                id="biblioteca.E007",
+            )
+        )
+    return problems

@@ -77,6 +77,7 @@ def hybrid_params() -> HybridParams:
         sentence_pool=settings.RETRIEVAL_HYBRID_SENTENCE_POOL,
         other_language_weight=settings.RETRIEVAL_HYBRID_OTHER_LANGUAGE_WEIGHT,
         vector_seat=settings.RETRIEVAL_HYBRID_VECTOR_SEAT,
+        term_coverage=settings.RETRIEVAL_HYBRID_TERM_COVERAGE,
     )
 
 

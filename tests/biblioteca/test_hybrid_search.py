@@ -126,6 +126,31 @@ def test_the_chunk_nearest_in_meaning_keeps_a_seat_in_the_top_k(hybrid_library):
     assert "cooking.md" not in search(3, replace(loud, vector_weight=0.0))
 
 
+COVERAGE_DOCS = {
+    "airships.md": "# Airships\n\nThe zeppelin.",
+    "port.md": "# Port\n\nAt night the harbour cranes lift the containers off the ships, while pilots steer other "
+    "ships in and out of the port and the crews on the quay change shifts.",
+    "docks.md": "# Docks\n\nThe harbour cranes stand still on Sundays, when the docks are closed and the ships wait "
+    "offshore for the pilots and the tugboats to come back.",
+    "bakery.md": "# Bakery\n\nThe bakers start before dawn, so that the bread is out of the oven when the shop "
+    "opens its doors.",
+}
+
+
+def test_a_section_holding_more_of_the_questions_words_outranks_one_holding_a_single_rare_word():
+    """Plain BM25 puts the short page with the question's rarest word first; weighed by the share of the
+    question's words it holds, a page holding the two others comes first."""
+    for name, content in COVERAGE_DOCS.items():
+        document_ingest(source_path=name, content=content, app="t-coverage")
+
+    def first(coverage: float) -> str:
+        hybrid = replace(LEXICAL_ONLY, term_coverage=coverage)
+        return paths(words_only("t-coverage", "zeppelin harbour cranes", top_k=1, hybrid=hybrid))[0]
+
+    assert first(0.0) == "airships.md"
+    assert first(0.5) == "port.md"
+
+
 def test_fused_results_carry_cosine_scores_and_their_documents(hybrid_library):
     vector = vector_of("How do I mount the routers of my modules?")
     (best,) = chunk_search(
@@ -581,6 +606,13 @@ def test_the_sentence_side_never_takes_first_place_from_what_vectors_and_words_a
     kept = chunk_search(query_vector=vector, top_k=5, app=APP, query_text=question, hybrid=loud)
     assert kept[0].id == two_sides[0].id
     assert [c.id for c in kept[1:]] == [c.id for c in free if c.id != two_sides[0].id][:4]
+
+
+def test_a_negative_term_coverage_is_a_configuration_error(settings):
+    settings.RETRIEVAL_HYBRID_TERM_COVERAGE = -0.5
+    assert [m.id for m in hybrid_search_settings()] == ["biblioteca.E007"]
+    settings.RETRIEVAL_HYBRID_TERM_COVERAGE = 0.0
+    assert hybrid_search_settings() == []
 
 
 @pytest.mark.parametrize("weight", [0.0, -0.5, 1.5])
