@@ -127,9 +127,10 @@ class HybridParams:
     `b` are BM25's saturation and length normalisation. `sentence_weight` 0 leaves the sentence side out; with
     `keep_first` it reorders and promotes chunks but never takes first place from the other two sides' best.
     The words side multiplies a chunk's BM25 score by the share of the question's terms it holds, to the power
-    `term_coverage` (0: plain BM25). With `vector_seat` (and a vector weight above 0), the chunk nearest by cosine (unless its page is in another
-    language than the question's) ranks no lower than the search's `seat`: the words side's weight lets a few
-    pages holding the question's words fill the top 5 over the passage closest in meaning.
+    `term_coverage` (0: plain BM25). With `vector_seat` (and a vector weight above 0), the chunk nearest by
+    cosine (unless its page is in another language than the question's) ranks no lower than the search's
+    `seat`: the words side's weight lets a few pages holding the question's words fill the top 5 over the
+    passage closest in meaning.
     In a scope with documents in several languages, a chunk whose document is in another language than the
     question's (the one whose function words it uses) scores `other_language_weight` times as much."""
 
@@ -275,8 +276,8 @@ lexical_side AS (
     SELECT id, row_number() OVER (ORDER BY score DESC, id) AS rank
     FROM (SELECT id, sum(weight * (%(k1)s::float8 + 1)
                          / (1 + %(k1)s::float8 * (1 - %(b)s::float8 + %(b)s::float8 * length / mean_length)))
-                     * power(count(*)::float8 / greatest((SELECT count(*) FROM term_weights), 1), %(term_coverage)s::float8)
-                     AS score
+                     * power(count(*)::float8 / greatest((SELECT count(*) FROM term_weights), 1),
+                             %(term_coverage)s::float8) AS score
           FROM (SELECT m.*, avg(m.length::float8) OVER () AS mean_length FROM matches m) m
           GROUP BY id ORDER BY score DESC, id LIMIT %(candidates)s) best
 ),
