@@ -322,37 +322,41 @@ def unit_companions(units: Sequence[str], shapes: Sequence[str] | None = None) -
                 out[i].add(first - 1)
                 if shape == "item" and units[first - 1].rstrip().endswith(":"):
                     out[first - 1].add(i)
-        if shape == "field":
-            lo = hi = i
-            while lo > 0 and shapes[lo - 1] == "field":
-                lo -= 1
-            while hi + 1 < len(shapes) and shapes[hi + 1] == "field":
-                hi += 1
-            out[i].update(range(lo, hi + 1))
-    for heading, end, card in _option_sections(shapes):
-        for i in range(heading, end):
-            out[i].update(card)
+    for lo, hi in _field_runs(shapes):
+        run = range(lo, hi + 1)
+        for i in run:
+            out[i].update(run)
+        heading = _option_heading(shapes, lo)
+        if heading is not None:
+            end = next((j for j in range(hi + 1, len(shapes)) if shapes[j] == "heading"), len(shapes))
+            for i in range(heading, end):
+                out[i].update((heading, *run))
     for i, companions in enumerate(out):
         companions.discard(i)
     return [tuple(sorted(c)) for c in out]
 
 
-def _option_sections(shapes: Sequence[str]) -> list[tuple[int, int, tuple[int, ...]]]:
-    """Each option section's heading, its end (the next heading) and its card: the heading and the field lines
-    at the top of the section (right under the heading, or under one line of description)."""
-    headings = [i for i, shape in enumerate(shapes) if shape == "heading"] + [len(shapes)]
-    out = []
-    for heading, end in zip(headings, headings[1:]):
-        lo = heading + 1
-        if lo < end and shapes[lo] == "prose" and lo + 1 < end and shapes[lo + 1] == "field":
-            lo += 1
-        if lo >= end or shapes[lo] != "field":
+def _field_runs(shapes: Sequence[str]) -> list[tuple[int, int]]:
+    """The first and last unit of each run of consecutive field lines."""
+    runs: list[tuple[int, int]] = []
+    for i, shape in enumerate(shapes):
+        if shape != "field":
             continue
-        hi = lo
-        while hi + 1 < end and shapes[hi + 1] == "field":
-            hi += 1
-        out.append((heading, end, (heading, *range(lo, hi + 1))))
-    return out
+        if runs and runs[-1][1] == i - 1:
+            runs[-1] = (runs[-1][0], i)
+        else:
+            runs.append((i, i))
+    return runs
+
+
+def _option_heading(shapes: Sequence[str], lo: int) -> int | None:
+    """The heading of the option whose field lines start at `lo`: right above them, or above one line of
+    description. Its section (up to the next heading) is the option's, the heading and fields its card."""
+    if lo > 0 and shapes[lo - 1] == "heading":
+        return lo - 1
+    if lo > 1 and shapes[lo - 1] == "prose" and shapes[lo - 2] == "heading":
+        return lo - 2
+    return None
 
 
 @lru_cache(maxsize=50_000)
