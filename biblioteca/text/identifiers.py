@@ -6,7 +6,8 @@ meet: `build.assetsInlineLimit` and `--assetsInlineLimit` share `assetsinlinelim
 and a heading `hot.prune(cb)` share `hotprune`. A question's side is strict (a dotted, underscored, lower-camel
 or `--` token, or anything in backticks with two parts or more): hyphenated words and product names
 (`server-side`, `JavaScript`) are not identifiers. A unit's side gives every multi-part token's keys, so that a
-unit holds a question's identifier whichever way it spells it.
+unit holds a question's identifier whichever way it spells it. A heading naming one plain word in code, as a
+reference names its options, holds that word's flag too: `--force` finds the section headed `force`.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ _SEGMENTS = re.compile(r"[.:/]+")
 _LOWER_CAMEL = re.compile(r"[a-z][a-z0-9]*[A-Z]")
 _JOINED = re.compile(r"\w[.:/_]+\w")
 _CODE = re.compile(r"`([^`\n]+)`")
+_HEADING = re.compile(r"\s*#{1,6}\s")
+_WORD = re.compile(r"\w+")
 _MIN_KEY = 4
 
 
@@ -74,10 +77,17 @@ def question_identifiers(question: str) -> tuple[frozenset[str], ...]:
 
 @lru_cache(maxsize=50_000)
 def identifier_keys(text: str) -> frozenset[str]:
-    """Every key of every multi-part token (and `--flag`) in a passage's unit."""
+    """Every key of every multi-part token (and `--flag`) in a passage's unit; a heading's words in code
+    as flags too."""
     out: set[str] = set()
     for match in _TOKEN.finditer(fold(text)):
         token = match.group()
         if token.startswith("--") or is_compound(token):
             out.update(_keys(token, runs=True))
+    if _HEADING.match(text):
+        out.update(
+            f"--{word}"
+            for word in (fold(m.group(1)).lower() for m in _CODE.finditer(text))
+            if _WORD.fullmatch(word)
+        )
     return frozenset(out)

@@ -56,6 +56,8 @@ def test_words_product_names_versions_and_abbreviations_are_not_identifiers(ques
         ("| `-w, --watch` | Rebuilds on change |", "Does --watch rebuild?"),
         ("Set `DATABASE_URL` before starting.", "¿Dónde se lee DATABASE_URL?"),
         ("Vite exposes `import.meta.hot.prune` too.", "¿Qué hace hot.prune?"),
+        ("#### `which`", "What does the `--which` option of `npm fund` do?"),
+        ("### Configuration #### `Force`", "Is --force safe here?"),
     ],
 )
 def test_a_unit_holds_an_identifier_however_it_spells_it(unit, question):
@@ -71,6 +73,9 @@ def test_a_unit_holds_an_identifier_however_it_spells_it(unit, question):
         ("Set the limit of inline assets here.", "Default of the --assetsInlineLimit flag?"),
         ("| `--port <port>` | Port |", "Does --watch rebuild?"),
         ("`optimizeDeps.include` lists packages.", "¿Qué hace optimizeDeps.exclude?"),
+        ("Pick `which` source to open.", "What does the `--which` option do?"),
+        ("#### `which-source`", "What does the `--which` option do?"),
+        ("#### `--which-source`", "What does the `--which` option do?"),
     ],
 )
 def test_a_unit_naming_another_identifier_or_only_its_words_does_not_hold_it(unit, question):

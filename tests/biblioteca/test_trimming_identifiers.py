@@ -240,3 +240,26 @@ def test_identifier_units_reports_holders_with_their_companions():
 def test_identifier_units_must_not_be_negative():
     with pytest.raises(ValueError, match="identifier_units"):
         TrimParams(threshold=0.5, identifier_units=-1)
+
+
+def test_a_flag_finds_the_section_a_reference_heads_with_its_bare_name():
+    """npm's reference heads each option with its name alone in code (`which`); the question says `--which`."""
+    best = passage(["Fund opens the funding page of a package.", "It lists every source."], [0.93, 0.90])
+    reference = passage(
+        [
+            "#### `workspace`",
+            "Run the command in the context of a workspace.",
+            "#### `which`",
+            "* Default: null",
+            "* Type: null or Number",
+            "If there are several funding sources, the 1-indexed one to open.",
+        ],
+        [0.0, 0.83, 0.0, 0.79, 0.79, 0.85],
+    )
+    assert trim_chunks([best, reference], QUERY, PARAMS)[1].dropped
+    kept = trim([best, reference], "What does the `--which` option of `npm fund` do?")[1]
+    assert kept.text == (
+        "#### `which`\n* Default: null\n* Type: null or Number\n"
+        "If there are several funding sources, the 1-indexed one to open."
+    )
+    assert trim([best, reference], "What does the `--workspaces` option do?")[1].dropped
