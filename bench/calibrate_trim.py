@@ -39,6 +39,7 @@ from biblioteca.retrieval import resolve_trim_params, retrieval_prepare, stored_
 from biblioteca.search import RetrievedChunk  # noqa: E402
 from biblioteca.selectors import query_term_weights  # noqa: E402
 from biblioteca.text.identifiers import question_identifiers  # noqa: E402
+from biblioteca.text.question_words import asks_reason  # noqa: E402
 from biblioteca.text.tokens import count_tokens  # noqa: E402
 from biblioteca.trimming import TrimInput, TrimOutput, TrimParams, trim_chunks  # noqa: E402
 
@@ -104,6 +105,7 @@ def trim_case(case: Case, params: TrimParams) -> list[TrimOutput]:
         params,
         case.query_terms,
         identifiers=question_identifiers(case.question),
+        asks_reason=asks_reason(case.question),
     )
 
 

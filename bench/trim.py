@@ -45,6 +45,7 @@ from biblioteca.retrieval import (  # noqa: E402
 )
 from biblioteca.search import search  # noqa: E402
 from biblioteca.text.identifiers import question_identifiers  # noqa: E402
+from biblioteca.text.question_words import asks_reason  # noqa: E402
 from biblioteca.text.sentences import split_sentence_spans  # noqa: E402
 from biblioteca.trimming import TrimInput, trim_chunks  # noqa: E402
 
@@ -75,6 +76,7 @@ def trim_read_apart(question: str, vector: np.ndarray, *, top_k: int, filters: d
         params=params,
         query_terms=trim_terms(question, params=params, filters=filters, chunks=chunks),
         identifiers=question_identifiers(question),
+        asks_reason=asks_reason(question),
     )
     context_tokens(trimmed, known=known)
     return (time.perf_counter() - started) * 1000
@@ -184,6 +186,7 @@ def seed_comparison(questions: list[tuple[str, str]], vectors: list[np.ndarray],
             params=params,
             query_terms=trim_terms(question, params=params, filters={"app": app}, chunks=chunks),
             identifiers=question_identifiers(question),
+            asks_reason=asks_reason(question),
         )
         stored.append((time.perf_counter() - started) * 1000)
         started = time.perf_counter()

@@ -1,6 +1,7 @@
 """Where trimming's kept tokens go, and why: for the first passage and for the passages after it, the tokens
 retrieved, dropped whole, and kept, by reason (the sentence's own score, a companion of one, the window around
-one) and by kind of unit (prose, list item, field line, table, heading, code block, markup).
+one or the follow-on after a passage's best) and by kind of unit (prose, list item, field line, table, heading,
+code block, markup).
 
     .venv/bin/python bench/trim_why.py [--datasets fastapi] [--qa-file Q.jsonl --corpus "docs/{lang}"]
         [--set "RETRIEVAL_TRIM_WINDOW_SPREAD=off RETRIEVAL_TRIM_PASSAGE_SPREAD=off"] [-v]
@@ -30,6 +31,7 @@ from django.test.utils import override_settings  # noqa: E402
 
 from biblioteca.retrieval import resolve_trim_params  # noqa: E402
 from biblioteca.text.identifiers import question_identifiers  # noqa: E402
+from biblioteca.text.question_words import asks_reason  # noqa: E402
 from biblioteca.trimming import TrimInput, TrimParams, lexical_evidence, trim_chunks  # noqa: E402
 
 KINDS = ("prose", "item", "field", "table", "heading", "code", "markup")
@@ -47,19 +49,21 @@ def unit_kind(chunk: TrimInput, i: int) -> str:
 
 def kept_sets(case: calibrate_trim.Case, params: TrimParams) -> tuple[list, list[set[int]], list[set[int]]]:
     """The trimmer's outputs, and per passage the sentences it keeps on their own score and with companions:
-    the same trimming without the window (and without companions), so no rule is restated here."""
+    the same trimming without the window and follow-ons (and without companions), so no rule is restated here."""
     named = question_identifiers(case.question)
-    full = trim_chunks(case.inputs, case.query_vector, params, case.query_terms, identifiers=named)
+    why = asks_reason(case.question)
+    full = trim_chunks(
+        case.inputs, case.query_vector, params, case.query_terms, identifiers=named, asks_reason=why
+    )
+    unwidened = replace(params, window=0, paragraph_follow=0, reason_follow=0)
     alone = trim_chunks(
         case.inputs,
         case.query_vector,
-        replace(params, window=0, companions=False),
+        replace(unwidened, companions=False),
         case.query_terms,
         identifiers=named,
     )
-    paired = trim_chunks(
-        case.inputs, case.query_vector, replace(params, window=0), case.query_terms, identifiers=named
-    )
+    paired = trim_chunks(case.inputs, case.query_vector, unwidened, case.query_terms, identifiers=named)
     return full, [set(o.kept) for o in alone], [set(o.kept) for o in paired]
 
 

@@ -26,6 +26,7 @@ from biblioteca.retrieval_cache import retrieval_cache_get, retrieval_cache_key,
 from biblioteca.search import RetrievedChunk, search
 from biblioteca.selectors import StoredSentences, query_term_weights, sentences_for_chunks
 from biblioteca.text.identifiers import question_identifiers
+from biblioteca.text.question_words import asks_reason
 from biblioteca.text.sentences import split_sentence_spans
 from biblioteca.text.tokens import count_tokens
 from biblioteca.trimming import TrimInput, TrimParams, trim_chunks
@@ -86,6 +87,8 @@ def resolve_trim_params(
         trim_markup=settings.RETRIEVAL_TRIM_MARKUP,
         identifier_units=settings.RETRIEVAL_TRIM_IDENTIFIER_UNITS,
         earlier_sections=settings.RETRIEVAL_TRIM_EARLIER_SECTIONS,
+        paragraph_follow=settings.RETRIEVAL_TRIM_PARAGRAPH_FOLLOW,
+        reason_follow=settings.RETRIEVAL_TRIM_REASON_FOLLOW,
     )
 
 
@@ -97,12 +100,14 @@ def trim_retrieved(
     stored: Mapping[int, StoredSentences] | None = None,
     query_terms: Mapping[str, float] | None = None,
     identifiers: Sequence[frozenset[str]] = (),
+    asks_reason: bool = False,
 ) -> tuple[list[RetrievedChunk], int]:
     """Trimmed copies of `chunks` (dropped ones left out) and how many embedding calls the trimmer made.
 
     `stored` lets a caller that trims the same chunks many times (a calibration sweep) load them once;
     `query_terms` are the question's weighted terms (`query_term_weights`) for the lexical evidence;
-    `identifiers` the identifiers it names (`question_identifiers`), whose units are kept.
+    `identifiers` the identifiers it names (`question_identifiers`), whose units are kept; `asks_reason`
+    whether it asks why (`asks_reason`).
     """
     inputs = stored_trim_inputs(chunks, stored=stored)
     missing = [i for i, item in enumerate(inputs) if item is None]
@@ -119,7 +124,9 @@ def trim_retrieved(
             n = len(spans[i])
             inputs[i] = trim_input(chunks[i], spans[i], vectors[cursor : cursor + n])
             cursor += n
-    outputs = trim_chunks(inputs, query_vector, params, query_terms, identifiers=identifiers)
+    outputs = trim_chunks(
+        inputs, query_vector, params, query_terms, identifiers=identifiers, asks_reason=asks_reason
+    )
     trimmed = [
         replace(
             chunk,
@@ -334,6 +341,7 @@ def retrieval_trim(
         stored=stored,
         query_terms=prepared.query_terms(params),
         identifiers=question_identifiers(prepared.query),
+        asks_reason=asks_reason(prepared.query),
     )
     trim_ms = (time.perf_counter() - started) * 1000
     return TrimmedRetrieval(

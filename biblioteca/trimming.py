@@ -39,6 +39,11 @@ Beyond it, query-level rules (all optional):
   Needs `passage_margin`;
 - `trim_markup`: bare markup (an HTML tag line, an admonition fence, an include directive) is not kept at the
   edge of a kept run: a window should widen a run by words, not by `</div>`;
+- `paragraph_follow`: a kept passage's best unit also keeps up to this many of the sentences after it in its
+  paragraph: a paragraph develops its first claim (`It asks you questions and writes a package.json.` ... `Use
+  -y to skip them.`), and the window stops one sentence short;
+- `reason_follow`: for a question asking why (`asks_reason`), a kept passage's best unit also keeps this many
+  units after it in its section: docs state a fact, then its reason, often in the next paragraph;
 - `identifier_units`: the units holding an identifier the question names (`--assetsInlineLimit`,
   `import.meta.hot.prune`) are kept, and a passage holding one is not dropped, when at most this many units hold
   it across the passages (`biblioteca.trimming_identifiers`); 0 turns it off.
@@ -85,6 +90,8 @@ class TrimParams:
     trim_markup: bool = False
     identifier_units: int = 6
     earlier_sections: bool = False
+    paragraph_follow: int = 0
+    reason_follow: int = 0
 
     def __post_init__(self) -> None:
         if not -1.0 <= self.threshold <= 1.0:
@@ -97,8 +104,9 @@ class TrimParams:
             raise ValueError("lexical_weight must be >= 0")
         if self.spread_factor is not None and self.spread_factor <= 0:
             raise ValueError("spread_factor must be > 0")
-        if self.identifier_units < 0:
-            raise ValueError("identifier_units must be >= 0")
+        for name in ("identifier_units", "paragraph_follow", "reason_follow"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be >= 0")
         for name in ("drop_score_margin", "passage_margin", "passage_spread", "window_spread"):
             if getattr(self, name) is not None and getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0")
@@ -165,6 +173,10 @@ class TrimInput:
     @property
     def sections(self) -> np.ndarray:
         return self._units.sections
+
+    @property
+    def opens_paragraph(self) -> tuple[bool, ...]:
+        return self._units.opens_paragraph
 
     @property
     def is_heading(self) -> np.ndarray:
@@ -241,6 +253,7 @@ _TABLE_ROW = re.compile(r"\|")
 _TABLE_RULE = re.compile(r"\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)*\|?[ \t]*$")
 _FIELD = re.compile(r"(?:[-*+][ \t]+)?(?:\*\*|__)?[^\W\d_][\w ()/-]{0,30}:(?:\*\*|__)?[ \t]*\S")
 _FIELD_MAX = 160
+_BLANK_LINE = re.compile(r"\n[ \t]*\n")
 _MARKUP = re.compile(
     r"\s*(?:(?:</?[A-Za-z][^>\n]*>\s*)+|/{3}[^\n]*|:{3}[^\n]*|(?:!!!|\?{3}\+?)[ \t]*[A-Za-z][^\n]*|\{\*[^\n]*\*\}"
     r"|\{\{[<%][^\n]*[%>]\}\}|\{%[^\n]*%\}|\{:[^\n]*\}|\W*)\s*"
@@ -373,6 +386,7 @@ class PassageUnits:
         self.units = tuple(text[a:b] for a, b in spans)
         self.shapes = tuple(_unit_shape(u) for u in self.units)
         self.language = language
+        self._gaps = tuple(text[a[1] : b[0]] for a, b in zip(spans, spans[1:]))
 
     @cached_property
     def terms(self) -> tuple[frozenset[str], ...]:
@@ -408,6 +422,11 @@ class PassageUnits:
     def sections(self) -> np.ndarray:
         """Per unit, how many headings open at or before it: units with the same number share a section."""
         return np.cumsum(self.is_heading, dtype=np.intp)
+
+    @cached_property
+    def opens_paragraph(self) -> tuple[bool, ...]:
+        """Per unit, whether a blank line (or the passage's start) comes before it."""
+        return (True, *(bool(_BLANK_LINE.search(gap)) for gap in self._gaps))
 
     @cached_property
     def scored(self) -> np.ndarray:
@@ -535,11 +554,13 @@ def trim_chunks(
     query_terms: Mapping[str, float] | None = None,
     *,
     identifiers: Sequence[frozenset[str]] = (),
+    asks_reason: bool = False,
 ) -> list[TrimOutput]:
     """Trim each chunk for the query; a dropped chunk is flagged, never returned empty.
 
     `query_terms` (stem -> rarity weight) feed the lexical evidence when `params.lexical_weight` is set;
-    `identifiers` (`question_identifiers`) are the question's identifiers, each as its keys.
+    `identifiers` (`question_identifiers`) are the question's identifiers, each as its keys; `asks_reason`
+    (`asks_reason`) says the question asks why.
     """
     named = identifier_units(chunks, identifiers, limit=params.identifier_units, companions=params.companions)
     cosines = [c.scores(query_vector) for c in chunks]
@@ -607,8 +628,28 @@ def trim_chunks(
             companions=chunk.companions if params.companions else None,
             window_floor=None if params.window_spread is None else best - params.window_spread * spread,
         )
-        out.append(_kept(chunk, named[rank].union(keep), params.trim_markup))
+        follow = follow_on(
+            int(np.argmax(chunk_scores)),
+            chunk,
+            paragraph=params.paragraph_follow,
+            reason=params.reason_follow if asks_reason else 0,
+        )
+        out.append(_kept(chunk, named[rank].union(keep, follow), params.trim_markup))
     return out
+
+
+def follow_on(best: int, chunk: TrimInput, *, paragraph: int, reason: int) -> range:
+    """The units after `best` that complete it: up to `paragraph` prose sentences of its own paragraph, or up to
+    `reason` units of its section, whichever reach further."""
+    shapes, opens = chunk.shapes, chunk.opens_paragraph
+    n = len(shapes)
+    end = best + 1
+    while end < min(n, best + 1 + paragraph) and not opens[end] and shapes[end] == "prose":
+        end += 1
+    reason_end = best + 1
+    while reason_end < min(n, best + 1 + reason) and shapes[reason_end] != "heading":
+        reason_end += 1
+    return range(best + 1, max(end, reason_end))
 
 
 def earlier_sections_floor(

@@ -63,3 +63,14 @@ def question_text(text: str) -> str:
         for word, plain in lexical_words(text)
         if not (plain and word.lower() in QUESTION_FILLER and word.lower() not in names)
     )
+
+
+# Without their accents, "por qué" and "para qué" are "because" and "so that", which a how-to question uses too
+# (`¿Cómo lo configuro para que arranque solo?`): unaccented, they ask why only where the question opens.
+_REASON = re.compile(r"\b(?:why|how come|por qué|porqué|para qué)\b", re.IGNORECASE)
+_REASON_OPENING = re.compile(r"[\s¿¡]*(?:por|para) que\b", re.IGNORECASE)
+
+
+def asks_reason(question: str) -> bool:
+    """Whether the question asks why (or what for): its answer is a reason, which docs give after the fact."""
+    return bool(_REASON.search(question) or _REASON_OPENING.match(question))

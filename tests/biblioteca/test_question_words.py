@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from biblioteca.text.lexical import lexical_text, lexical_words
-from biblioteca.text.question_words import QUESTION_FILLER, question_text
+from biblioteca.text.question_words import QUESTION_FILLER, asks_reason, question_text
 
 
 @pytest.mark.parametrize(
@@ -96,3 +96,33 @@ def test_lexical_words_tell_plain_words_from_identifier_parts():
         ("includerouter", False),
         ("now", True),
     ]
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Why does the build hang?",
+        "The reload never fires. Why?",
+        "How come my port is ignored?",
+        "¿Por qué Vite exige Node 20?",
+        "¿Para qué sirve check_same_thread?",
+        "¿por que no arranca el servidor?",
+        "Por que falla?",
+    ],
+)
+def test_a_question_asking_why_is_told(question):
+    assert asks_reason(question)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "How do I set the port?",
+        "¿Cómo lo configuro para que arranque solo?",
+        "¿Falla porque falta la variable?",
+        "¿Es necesario reiniciar por que cambié el .env?",
+        "Whyever not?",
+    ],
+)
+def test_a_how_to_using_because_or_so_that_does_not_ask_why(question):
+    assert not asks_reason(question)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, replace
 
 import pytest
 from django.db import connection
@@ -47,6 +47,8 @@ def seed_trimming(settings):
     settings.RETRIEVAL_TRIM_DROP_SCORE_MARGIN = None
     settings.RETRIEVAL_TRIM_PASSAGE_MARGIN = None
     settings.RETRIEVAL_TRIM_WINDOW_SPREAD = None
+    settings.RETRIEVAL_TRIM_PARAGRAPH_FOLLOW = 0
+    settings.RETRIEVAL_TRIM_REASON_FOLLOW = 0
 
 
 def test_trimming_cuts_tokens_keeps_the_answer_and_embeds_only_the_query(library, seed_trimming):
@@ -179,6 +181,21 @@ def test_the_earlier_sections_rule_follows_its_setting():
     assert resolve_trim_params().earlier_sections
     with override_settings(RETRIEVAL_TRIM_EARLIER_SECTIONS=False):
         assert not resolve_trim_params().earlier_sections
+
+
+def test_a_question_asking_why_keeps_what_follows_its_best_line(library, seed_trimming):
+    strict = resolve_trim_params(threshold=0.99, window=0)
+    follow = replace(strict, reason_follow=3)
+    why = retrieval_prepare(
+        "Why are invoices sent on the first day of the month?", top_k=3, filters={"app": library}
+    )
+    how = retrieval_prepare(
+        "How are invoices sent on the first day of the month?", top_k=3, filters={"app": library}
+    )
+    assert retrieval_trim(why, params=follow).tokens > retrieval_trim(why, params=strict).tokens
+    assert [c.text for c in retrieval_trim(how, params=follow).chunks] == [
+        c.text for c in retrieval_trim(how, params=strict).chunks
+    ]
 
 
 def test_a_grown_passage_tells_the_trimmer_where_the_chunk_retrieval_found_begins(library):

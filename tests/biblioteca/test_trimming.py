@@ -714,3 +714,73 @@ def test_earlier_sections_floor_gives_each_sentence_its_sections_bar():
     floors = earlier_sections_floor(sections, late_best, later=0.7, earlier=0.85, hit=2)
     assert floors.tolist() == [0.85, 0.85, 0.7, 0.7, 0.7]
     assert earlier_sections_floor(sections, scores, later=0.7, earlier=0.85, hit=0) == 0.7
+
+
+def spaced(pieces: list[tuple[str, float]], seps: list[str]) -> TrimInput:
+    """A passage whose units are joined by the given separators (`seps[i]` comes after unit i)."""
+    text = "".join(unit + sep for (unit, _), sep in zip(pieces, [*seps, ""], strict=True))
+    spans, cursor = [], 0
+    for unit, _ in pieces:
+        start = text.index(unit, cursor)
+        spans.append((start, start + len(unit)))
+        cursor = start + len(unit)
+    vectors = np.asarray([vec(score) for _, score in pieces], dtype=np.float32).reshape(-1, 2)
+    return TrimInput(text, spans, vectors)
+
+
+INIT = spaced(
+    [
+        ("Init asks you some questions.", 0.95),
+        ("It writes a manifest.", 0.3),
+        ("It keeps what was set.", 0.3),
+        ("Pass -y to skip the questions.", 0.3),
+        ("It stops there.", 0.3),
+        ("Another paragraph.", 0.3),
+    ],
+    [" ", "\n", " ", " ", "\n\n"],
+)
+
+
+def test_the_best_unit_keeps_the_rest_of_its_paragraph_up_to_the_limit():
+    assert trim_one(INIT, threshold=0.9, window=1) == "Init asks you some questions. It writes a manifest."
+    assert trim_one(INIT, threshold=0.9, window=1, paragraph_follow=3) == (
+        "Init asks you some questions. It writes a manifest.\nIt keeps what was set. Pass -y to skip the questions."
+    )
+    assert trim_one(INIT, threshold=0.9, window=0, paragraph_follow=9) == INIT.text[: INIT.text.index("\n\n")]
+
+
+def test_a_paragraph_follow_stops_at_a_blank_line_and_at_anything_but_prose():
+    short = spaced([("Best claim.", 0.95), ("Next paragraph.", 0.3), ("More.", 0.3)], ["\n\n", " "])
+    assert trim_one(short, threshold=0.9, window=0, paragraph_follow=3) == "Best claim."
+    listed = spaced([("Options:", 0.95), ("- `a` one", 0.3), ("Then prose.", 0.3)], ["\n", "\n"])
+    assert trim_one(listed, threshold=0.9, window=0, paragraph_follow=3, companions=False) == "Options:"
+
+
+REASON = spaced(
+    [
+        ("Vite needs Node 20.", 0.95),
+        ("Node 18 is gone.", 0.3),
+        ("We need these ranges for require(esm).", 0.3),
+        ("Unrelated.", 0.3),
+        ("## Next", 0.0),
+        ("Other.", 0.3),
+    ],
+    [" ", "\n\n", " ", "\n\n", "\n\n"],
+)
+
+
+def test_a_question_asking_why_keeps_the_units_after_the_best_up_to_its_section():
+    params = TrimParams(threshold=0.9, window=0, reason_follow=2)
+    (plain,) = trim_chunks([REASON], QUERY, params)
+    (why,) = trim_chunks([REASON], QUERY, params, asks_reason=True)
+    assert plain.kept == (0,)
+    assert why.kept == (0, 1, 2)
+    (far,) = trim_chunks([REASON], QUERY, replace(params, reason_follow=9), asks_reason=True)
+    assert far.kept == (0, 1, 2, 3)
+
+
+def test_the_follow_rules_reject_negative_counts():
+    with pytest.raises(ValueError, match="paragraph_follow"):
+        TrimParams(threshold=0.5, paragraph_follow=-1)
+    with pytest.raises(ValueError, match="reason_follow"):
+        TrimParams(threshold=0.5, reason_follow=-1)

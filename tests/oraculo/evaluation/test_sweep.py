@@ -20,6 +20,8 @@ def seed_trimming(settings):
     settings.RETRIEVAL_TRIM_DROP_SCORE_MARGIN = None
     settings.RETRIEVAL_TRIM_PASSAGE_MARGIN = None
     settings.RETRIEVAL_TRIM_WINDOW_SPREAD = None
+    settings.RETRIEVAL_TRIM_PARAGRAPH_FOLLOW = 0
+    settings.RETRIEVAL_TRIM_REASON_FOLLOW = 0
 
 
 @pytest.mark.django_db
