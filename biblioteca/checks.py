@@ -159,3 +159,19 @@ def hybrid_search_settings(app_configs=None, **kwargs):
             )
         )
     return problems
+
+
+@register()
+def trim_settings(app_configs=None, **kwargs):
+    """The trimming settings as the product reads them: a value `TrimParams` refuses (a negative window or
+    follow count, a threshold outside [-1, 1]) would otherwise fail the first question that trims."""
+    from biblioteca.retrieval import resolve_trim_params
+
+    try:
+        resolve_trim_params()
+    except ValueError as exc:
+        field = str(exc).split()[0]
+        return [
+            Error(f"RETRIEVAL_TRIM_{field.upper()}: {exc}.", hint="Fix that setting.", id="biblioteca.E008")
+        ]
+    return []

@@ -8,6 +8,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext, override_settings
 
+from biblioteca.checks import trim_settings
 from biblioteca.embeddings import get_embedder
 from biblioteca.models import Sentence
 from biblioteca.retrieval import (
@@ -196,6 +197,13 @@ def test_a_question_asking_why_keeps_what_follows_its_best_line(library, seed_tr
     assert [c.text for c in retrieval_trim(how, params=follow).chunks] == [
         c.text for c in retrieval_trim(how, params=strict).chunks
     ]
+
+
+def test_an_invalid_trimming_setting_is_a_configuration_error(settings):
+    assert trim_settings() == []
+    settings.RETRIEVAL_TRIM_PARAGRAPH_FOLLOW = -1
+    (error,) = trim_settings()
+    assert error.id == "biblioteca.E008" and "RETRIEVAL_TRIM_PARAGRAPH_FOLLOW" in error.msg
 
 
 def test_a_grown_passage_tells_the_trimmer_where_the_chunk_retrieval_found_begins(library):
