@@ -1,5 +1,10 @@
 """search(): the best passages for a query vector (and, hybrid, its text): stored chunks ranked by the hybrid
-search, each grown with its neighbours into a passage up to a word budget."""
+search, each grown with its neighbours into a passage up to a word budget.
+
+A chunk whose text repeats a better-ranked one's is left out: reference docs repeat whole sections (npm's
+command pages each carry the same config options; half its chunks have a twin), and five copies of one section
+would fill the passages asked for with one answer, or none.
+"""
 
 from __future__ import annotations
 
@@ -84,6 +89,24 @@ def hybrid_params() -> HybridParams:
 MAX_FETCH_FACTOR = 16  # a search reads at most 16 hits per passage asked for
 
 
+def text_key(text: str) -> str:
+    """A chunk's text as repeats are told: the same source lines chunk to the same text, so only the ends are
+    trimmed (normalising every neighbour's text cost a millisecond a search)."""
+    return text.strip()
+
+
+def without_repeats(rows: Sequence) -> list:
+    """The rows in order, less each one whose text an earlier one has."""
+    seen: set[str] = set()
+    out = []
+    for row in rows:
+        key = text_key(row.text)
+        if key not in seen:
+            seen.add(key)
+            out.append(row)
+    return out
+
+
 def search(
     *,
     query_vector: np.ndarray,
@@ -104,11 +127,12 @@ def search(
     if unknown:
         raise ValueError(f"unknown filter(s): {', '.join(sorted(unknown))}")
     budget = settings.RETRIEVAL_PASSAGE_WORDS if passage_words is None else passage_words
-    # Growing can absorb a lower hit into a higher one's passage; spare hits refill the freed places, and when
-    # they run out (one long section found by many of its chunks) a search twice as deep refills the rest.
+    # Growing can absorb a lower hit into a higher one's passage, and a repeated text is left out; spare hits
+    # refill the freed places, and when they run out (one long section found by many of its chunks, a section
+    # repeated on many pages) a search twice as deep refills the rest.
     fetch = 2 * top_k if budget else top_k
     while True:
-        rows = chunk_search(
+        found = chunk_search(
             query_vector=query_vector,
             top_k=fetch,
             app=filters.get("app"),
@@ -117,6 +141,7 @@ def search(
             hybrid=hybrid_params() if hybrid else None,
             seat=top_k,
         )
+        rows = without_repeats(found)
         hits = [
             RetrievedChunk(
                 id=c.id,
@@ -133,8 +158,12 @@ def search(
             )
             for c in rows
         ]
+        exhausted = len(found) < fetch or fetch >= MAX_FETCH_FACTOR * top_k
         if not budget:
-            return hits[:top_k]
+            if len(hits) >= top_k or exhausted:
+                return hits[:top_k]
+            fetch *= 2
+            continue
         passages = grown_passages(
             hits,
             rows=rows,
@@ -142,7 +171,7 @@ def search(
             top_k=top_k,
             query_vector=query_vector if score_sentences else None,
         )
-        if len(passages) == top_k or len(rows) < fetch or fetch >= MAX_FETCH_FACTOR * top_k:
+        if len(passages) == top_k or exhausted:
             return passages
         fetch *= 2
 
@@ -166,9 +195,10 @@ def grown_passages(
     top_k: int,
     query_vector: np.ndarray | None = None,
 ) -> list[RetrievedChunk]:
-    """The hits in rank order, each grown into a passage; a hit already inside a better one's passage is left
-    out, so the `top_k` passages cover as much as they can. With `query_vector`, each passage carries its
-    members' sentences scored against it (read with the neighbours)."""
+    """The hits in rank order, each grown into a passage; a hit already inside a better one's passage, or
+    repeating the text of a chunk that is, is left out, and a passage does not grow into such a repeat, so the
+    `top_k` passages cover as much as they can. With `query_vector`, each passage carries its members' sentences
+    scored against it (read with the neighbours)."""
     where = [(r.document_id, r.chunk_index) for r in rows]
     scored: dict[int, ScoredSentences] | None = None
     if query_vector is None:
@@ -176,12 +206,16 @@ def grown_passages(
     else:
         neighbours, scored = chunk_neighbours_scored(hits=where, query_vector=query_vector)
     taken: set[int] = set()
+    said: set[str] = set()
     out: list[RetrievedChunk] = []
     for hit, row in zip(hits, rows):
-        if hit.id in taken:
+        if hit.id in taken or text_key(row.text) in said:
             continue
-        pieces = grow(_piece(row), neighbours.get(row.document_id, []), budget=budget, taken=taken)
+        around = neighbours.get(row.document_id, [])
+        repeats = {p.id for p in around if text_key(p.text) in said}
+        pieces = grow(_piece(row), around, budget=budget, taken=taken | repeats)
         taken.update(p.id for p in pieces)
+        said.update(text_key(p.text) for p in pieces)
         changes: dict = {}
         if scored is not None:
             changes["sentences"] = {p.id: scored[p.id] for p in pieces if p.id in scored}

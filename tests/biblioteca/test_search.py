@@ -147,3 +147,41 @@ def test_hits_absorbed_into_one_passage_are_refilled_up_to_top_k(settings):
     passages = search(query_vector=vector, top_k=3, filters={"app": "t-refill"}, passage_words=300)
     assert len(passages) == 3
     assert len({p.id for p in passages}) == 3
+
+
+@pytest.mark.parametrize("passage_words", [0, 300])
+@pytest.mark.parametrize("hybrid", [False, True])
+def test_a_section_repeated_on_many_pages_comes_back_once(passage_words, hybrid):
+    """Reference pages that each carry the same option section: one copy, and the places it would have taken
+    go to other sections, with or without growing passages, by vectors or fused."""
+    from biblioteca.ingest import document_ingest
+    from biblioteca.search import search
+
+    option = (
+        "#### `otp`\n\n* Default: null\n* Type: null or String\n\n"
+        "A one-time password from a two-factor authenticator, needed when publishing with 2FA on.\n"
+    )
+    for command in ("publish", "access", "owner", "team", "deprecate", "unpublish"):
+        document_ingest(
+            source_path=f"npm-{command}.md",
+            content=f"# npm {command}\n\nThe {command} command of the registry client.\n\n## Configuration\n\n{option}",
+            app="t-repeats",
+        )
+    document_ingest(
+        source_path="npm-login.md",
+        content="# npm login\n\nLog in with your account; with two-factor auth on, npm asks for a one-time code.\n",
+        app="t-repeats",
+    )
+    question = "Where do I give the one-time password of my two-factor authenticator?"
+    passages = search(
+        query_vector=get_embedder().embed_query(question),
+        top_k=4,
+        filters={"app": "t-repeats"},
+        query_text=question,
+        hybrid=hybrid,
+        passage_words=passage_words,
+    )
+    holding = [p for p in passages if "A one-time password from a two-factor authenticator" in p.text]
+    assert len(holding) == 1
+    assert len(passages) == 4
+    assert any(p.title == "npm login" for p in passages)
