@@ -89,6 +89,7 @@ def resolve_trim_params(
         earlier_sections=settings.RETRIEVAL_TRIM_EARLIER_SECTIONS,
         paragraph_follow=settings.RETRIEVAL_TRIM_PARAGRAPH_FOLLOW,
         reason_follow=settings.RETRIEVAL_TRIM_REASON_FOLLOW,
+        gap_words=settings.RETRIEVAL_TRIM_GAP_WORDS,
     )
 
 

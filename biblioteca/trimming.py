@@ -44,6 +44,9 @@ Beyond it, query-level rules (all optional):
   -y to skip them.`), and the window stops one sentence short;
 - `reason_follow`: for a question asking why (`asks_reason`), a kept passage's best unit also keeps this many
   units after it in its section: docs state a fact, then its reason, often in the next paragraph;
+- `gap_words`: a unit of at most this many words between two kept units is kept too: eliding it saves a few
+  tokens over the `[...]` that replaces it, and breaks the text where a question's answer often sits, right
+  between two lines that matched;
 - `identifier_units`: the units holding an identifier the question names (`--assetsInlineLimit`,
   `import.meta.hot.prune`) are kept, and a passage holding one is not dropped, when at most this many units hold
   it across the passages (`biblioteca.trimming_identifiers`); 0 turns it off.
@@ -92,6 +95,7 @@ class TrimParams:
     earlier_sections: bool = False
     paragraph_follow: int = 0
     reason_follow: int = 0
+    gap_words: int = 0
 
     def __post_init__(self) -> None:
         if not -1.0 <= self.threshold <= 1.0:
@@ -104,7 +108,7 @@ class TrimParams:
             raise ValueError("lexical_weight must be >= 0")
         if self.spread_factor is not None and self.spread_factor <= 0:
             raise ValueError("spread_factor must be > 0")
-        for name in ("identifier_units", "paragraph_follow", "reason_follow"):
+        for name in ("identifier_units", "paragraph_follow", "reason_follow", "gap_words"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0")
         for name in ("drop_score_margin", "passage_margin", "passage_spread", "window_spread"):
@@ -534,6 +538,15 @@ def with_table_headers(keep: Sequence[int], shapes: Sequence[str]) -> list[int]:
     return sorted({*keep, *(j for i in keep if shapes[i] in _TABLE_SHAPES for j in _table_header(i, shapes))})
 
 
+def with_short_gaps(
+    keep: Sequence[int], units: Sequence[str], shapes: Sequence[str], *, words: int
+) -> list[int]:
+    """`keep` with each lone unit between two kept ones added when it has at most `words` words and is not a
+    heading (measured: filling headings too kept no more answers and cut less)."""
+    gaps = [a + 1 for a, b in zip(keep, keep[1:]) if b - a == 2]
+    return sorted([*keep, *(i for i in gaps if shapes[i] != "heading" and len(units[i].split()) <= words)])
+
+
 def _table_header(i: int, shapes: Sequence[str]) -> tuple[int, ...]:
     """The header row and rule of the table that row or rule `i` is in, less `i` itself: a rule's row above it,
     a header row's rule, a body row's nearest rule above and the row over it (never an earlier table's)."""
@@ -600,7 +613,7 @@ def trim_chunks(
             threshold=params.threshold,
         ):
             if named[rank]:
-                out.append(_kept(chunk, named[rank], params.trim_markup))
+                out.append(_kept(chunk, named[rank], params))
             else:
                 out.append(TrimOutput("", (), dropped=True))
             continue
@@ -634,7 +647,7 @@ def trim_chunks(
             paragraph=params.paragraph_follow,
             reason=params.reason_follow if asks_reason else 0,
         )
-        out.append(_kept(chunk, named[rank].union(keep, follow), params.trim_markup))
+        out.append(_kept(chunk, named[rank].union(keep, follow), params))
     return out
 
 
@@ -693,12 +706,14 @@ def _hopeless(
     return drop_score_margin is not None and best_score < overall - drop_score_margin
 
 
-def _kept(chunk: TrimInput, keep: set[int], trim_markup: bool) -> TrimOutput:
-    """The chunk cut down to the units in `keep` (bare markup left off the runs' edges), or whole when that is
-    all of them. A passage the drop rule would leave out comes here with only the units naming the question's
-    identifiers."""
+def _kept(chunk: TrimInput, keep: set[int], params: TrimParams) -> TrimOutput:
+    """The chunk cut down to the units in `keep` (short gaps filled, bare markup left off the runs' edges), or
+    whole when that is all of them. A passage the drop rule would leave out comes here with only the units naming
+    the question's identifiers."""
     kept = with_table_headers(sorted(keep), chunk.shapes)
-    if trim_markup:
+    if params.gap_words:
+        kept = with_short_gaps(kept, chunk.units, chunk.shapes, words=params.gap_words)
+    if params.trim_markup:
         kept = without_markup_edges(kept, chunk.loose_markup)
         kept = without_closing_headings(kept, chunk.shapes)
     if len(kept) >= len(chunk.spans):

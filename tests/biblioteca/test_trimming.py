@@ -18,6 +18,7 @@ from biblioteca.trimming import (
     select_sentences,
     trim_chunks,
     unit_companions,
+    with_short_gaps,
     without_markup_edges,
 )
 
@@ -784,3 +785,26 @@ def test_the_follow_rules_reject_negative_counts():
         TrimParams(threshold=0.5, paragraph_follow=-1)
     with pytest.raises(ValueError, match="reason_follow"):
         TrimParams(threshold=0.5, reason_follow=-1)
+
+
+def test_a_short_lone_unit_between_two_kept_ones_is_kept_a_long_one_or_a_heading_is_not():
+    c = chunk(
+        ["Match one.", "Only one level of access.", "Match two.", "Far.", "Far.", "Match three."],
+        [0.95, 0.3, 0.95, 0.3, 0.3, 0.95],
+    )
+    assert trim_one(c, threshold=0.9, window=0) == "Match one. [...] Match two. [...] Match three."
+    assert trim_one(c, threshold=0.9, window=0, gap_words=5) == (
+        "Match one. Only one level of access. Match two. [...] Match three."
+    )
+    assert (
+        trim_one(c, threshold=0.9, window=0, gap_words=4) == "Match one. [...] Match two. [...] Match three."
+    )
+    headed = chunk(["Match one.", "## Next", "Match two."], [0.95, 0.0, 0.95], sep="\n\n")
+    assert trim_one(headed, threshold=0.9, window=0, gap_words=20, trim_markup=True).count("## Next") == 0
+
+
+def test_with_short_gaps():
+    units, shapes = ["a", "b c", "d", "e f g", "h"], ["prose"] * 5
+    assert with_short_gaps([0, 2, 4], units, shapes, words=2) == [0, 1, 2, 4]
+    assert with_short_gaps([0, 2, 4], units, shapes, words=3) == [0, 1, 2, 3, 4]
+    assert with_short_gaps([0, 4], units, shapes, words=9) == [0, 4]

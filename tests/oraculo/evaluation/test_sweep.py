@@ -22,6 +22,7 @@ def seed_trimming(settings):
     settings.RETRIEVAL_TRIM_WINDOW_SPREAD = None
     settings.RETRIEVAL_TRIM_PARAGRAPH_FOLLOW = 0
     settings.RETRIEVAL_TRIM_REASON_FOLLOW = 0
+    settings.RETRIEVAL_TRIM_GAP_WORDS = 0
 
 
 @pytest.mark.django_db
