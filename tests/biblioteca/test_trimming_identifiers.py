@@ -180,25 +180,49 @@ def test_a_passage_under_a_heading_naming_the_identifier_keeps_its_first_sentenc
     )
 
 
-def test_an_option_heading_keeps_the_sentence_after_its_field_lines():
-    best = passage(["Caching speeds up cold starts.", "It is on by default."], [0.93, 0.90])
-    option = passage(
-        [
-            "## server.warmCache",
-            "- **Experimental:** yes",
-            "- **Type:** `boolean`",
-            "- **Default:** `true`",
+# npm's reference heads each option with its name alone in code (`which`); a question says `--which`.
+NPM_REFERENCE = [
+    "#### `workspace`",
+    "Run the command in the context of a workspace.",
+    "#### `which`",
+    "* Default: null",
+    "* Type: null or Number",
+    "If there are several funding sources, the 1-indexed one to open.",
+]
+NPM_SCORES = [0.0, 0.83, 0.0, 0.79, 0.79, 0.85]
+
+
+@pytest.mark.parametrize(
+    ("units", "scores", "question", "expected"),
+    [
+        (
+            [
+                "## server.warmCache",
+                "- **Experimental:** yes",
+                "- **Type:** `boolean`",
+                "- **Default:** `true`",
+                "When enabled, the first requests wait until the cache is filled.",
+                "This avoids a second reload.",
+            ],
+            [0.0, 0.80, 0.78, 0.79, 0.82, 0.78],
+            "What is server.warmCache for?",
+            "## server.warmCache\n- **Experimental:** yes\n- **Type:** `boolean`\n- **Default:** `true`\n"
             "When enabled, the first requests wait until the cache is filled.",
-            "This avoids a second reload.",
-        ],
-        [0.0, 0.80, 0.78, 0.79, 0.82, 0.78],
-    )
+        ),
+        (
+            NPM_REFERENCE,
+            NPM_SCORES,
+            "What does the `--which` option of `npm fund` do?",
+            "#### `which`\n* Default: null\n* Type: null or Number\n"
+            "If there are several funding sources, the 1-indexed one to open.",
+        ),
+    ],
+)
+def test_an_option_heading_keeps_the_sentence_after_its_field_lines(units, scores, question, expected):
+    best = passage(["Caching speeds up cold starts.", "It is on by default."], [0.93, 0.90])
+    option = passage(units, scores)
     assert trim_chunks([best, option], QUERY, PARAMS)[1].dropped
-    kept = trim([best, option], "What is server.warmCache for?")[1]
-    assert kept.text == (
-        "## server.warmCache\n- **Experimental:** yes\n- **Type:** `boolean`\n- **Default:** `true`\n"
-        "When enabled, the first requests wait until the cache is filled."
-    )
+    assert trim([best, option], question)[1].text == expected
 
 
 def test_an_option_heading_with_only_field_lines_keeps_them():
@@ -242,24 +266,8 @@ def test_identifier_units_must_not_be_negative():
         TrimParams(threshold=0.5, identifier_units=-1)
 
 
-def test_a_flag_finds_the_section_a_reference_heads_with_its_bare_name():
-    """npm's reference heads each option with its name alone in code (`which`); the question says `--which`."""
+def test_a_flag_finds_only_the_section_headed_with_its_own_name():
     best = passage(["Fund opens the funding page of a package.", "It lists every source."], [0.93, 0.90])
-    reference = passage(
-        [
-            "#### `workspace`",
-            "Run the command in the context of a workspace.",
-            "#### `which`",
-            "* Default: null",
-            "* Type: null or Number",
-            "If there are several funding sources, the 1-indexed one to open.",
-        ],
-        [0.0, 0.83, 0.0, 0.79, 0.79, 0.85],
-    )
-    assert trim_chunks([best, reference], QUERY, PARAMS)[1].dropped
-    kept = trim([best, reference], "What does the `--which` option of `npm fund` do?")[1]
-    assert kept.text == (
-        "#### `which`\n* Default: null\n* Type: null or Number\n"
-        "If there are several funding sources, the 1-indexed one to open."
-    )
+    reference = passage(NPM_REFERENCE, NPM_SCORES)
+    assert not trim([best, reference], "What does the `--which` option do?")[1].dropped
     assert trim([best, reference], "What does the `--workspaces` option do?")[1].dropped
