@@ -44,9 +44,9 @@ Beyond it, query-level rules (all optional):
   -y to skip them.`), and the window stops one sentence short;
 - `reason_follow`: for a question asking why (`asks_reason`), a kept passage's best unit also keeps this many
   units after it in its section: docs state a fact, then its reason, often in the next paragraph;
-- `gap_words`: a unit of at most this many words between two kept units is kept too: eliding it saves a few
-  tokens over the `[...]` that replaces it, and breaks the text where a question's answer often sits, right
-  between two lines that matched;
+- `gap_words`: a lone unit (not a heading) of at most this many words between two kept units is kept too:
+  eliding it saves a few tokens over the `[...]` that replaces it, and breaks the text where a question's answer
+  often sits, right between two lines that matched;
 - `identifier_units`: the units holding an identifier the question names (`--assetsInlineLimit`,
   `import.meta.hot.prune`) are kept, and a passage holding one is not dropped, when at most this many units hold
   it across the passages (`biblioteca.trimming_identifiers`); 0 turns it off.
