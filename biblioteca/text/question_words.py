@@ -67,7 +67,11 @@ def question_text(text: str) -> str:
 
 # Without their accents, "por qué" and "para qué" are "because" and "so that", which a how-to question uses too
 # (`¿Cómo lo configuro para que arranque solo?`): unaccented, they ask why only where the question opens.
-_REASON = re.compile(r"\b(?:why|how come|por qué|porqué|para qué)\b", re.IGNORECASE)
+_REASON = re.compile(
+    r"\b(?:why|how come|what for|(?:what is|what's) the (?:reason|point)|por qué|porqué|para qué|a qué se debe"
+    r"|(?:cuál|qué) es (?:el motivo|la razón))\b",
+    re.IGNORECASE,
+)
 _REASON_OPENING = re.compile(r"[\s¿¡]*(?:por|para) que\b", re.IGNORECASE)
 
 

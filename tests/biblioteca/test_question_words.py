@@ -108,6 +108,11 @@ def test_lexical_words_tell_plain_words_from_identifier_parts():
         "¿Para qué sirve check_same_thread?",
         "¿por que no arranca el servidor?",
         "Por que falla?",
+        "What's the reason the build output is minified?",
+        "What is the point of the lockfile?",
+        "Is this flag deprecated, and what for?",
+        "¿A qué se debe que el servidor tarde tanto?",
+        "¿Cuál es el motivo de fijar la versión exacta?",
     ],
 )
 def test_a_question_asking_why_is_told(question):
