@@ -260,7 +260,7 @@ _FIELD_MAX = 160
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
 _MARKUP = re.compile(
     r"\s*(?:(?:</?[A-Za-z][^>\n]*>\s*)+|/{3}[^\n]*|:{3}[^\n]*|(?:!!!|\?{3}\+?)[ \t]*[A-Za-z][^\n]*|\{\*[^\n]*\*\}"
-    r"|\{\{[<%][^\n]*[%>]\}\}|\{%[^\n]*%\}|\{:[^\n]*\}|\W*)\s*"
+    r"|\{\{[<%][^\n]*[%>]\}\}|\{%[^\n]*%\}|\{:[^\n]*\}|={3}[+!]?[ \t]+\"[^\"\n]*\"|\W*)\s*"
 )
 
 
@@ -288,8 +288,9 @@ def _shape(unit: str) -> str:
 @lru_cache(maxsize=50_000)
 def is_markup(unit: str) -> bool:
     """A unit with no words for a reader: HTML tags alone (`</div>`, `<Tabs>` over `<TabItem>`), an admonition
-    fence (`///`, `:::`, `!!! note`), an include directive (`{* file *}`), a template tag (Hugo's `{{< note >}}`, Liquid's
-    `{% endhint %}`), a kramdown attribute list (`{: .note }`), punctuation."""
+    fence (`///`, `:::`, `!!! note`) or content tab's label (`=== "Python"`), an include directive
+    (`{* file *}`), a template tag (Hugo's `{{< note >}}`, Liquid's `{% endhint %}`), a kramdown attribute list
+    (`{: .note }`), punctuation."""
     return bool(_MARKUP.fullmatch(unit))
 
 

@@ -83,12 +83,20 @@ _ROMAN = {r: n for n, r in enumerate(["i", "ii", "iii", "iv", "v", "vi", "vii", 
 _CJK_STOP = re.compile(r"[。！？．]")
 # A line that opens or closes an admonition is a unit of its own, not the start of the first sentence inside:
 # MkDocs' `!!! note "Title"`, `??? tip` and `???+ tip`, pymdownx's `/// warning | Title` and `///`, and the
-# `::: tip Title` / `:::` of VitePress and Docusaurus. Their text follows on the next line, in the same paragraph.
+# `::: tip Title` / `:::` of VitePress and Docusaurus; so is a Material for MkDocs content tab's `=== "Title"`.
+# Their text follows on the next line, in the same paragraph.
 _ADMONITION_LINE = re.compile(
     r"^[ ]{0,3}(?:(?:!!!|\?\?\?\+?)[ \t]*+[A-Za-z][\w-]*+(?:[ \t][^\n]*+)?|/{3}(?:[ \t]*+[A-Za-z][^\n]*+)?"
-    r"|:{3,}+(?:[ \t]*+[A-Za-z][^\n]*+)?)[ \t]*+$",
+    r"|:{3,}+(?:[ \t]*+[A-Za-z][^\n]*+)?|={3}[+!]?[ \t]++\"[^\"\n]*+\")[ \t]*+$",
     re.M,
 )
+# MkDocs indents an admonition's or a content tab's body by four spaces; after a blank line CommonMark reads it
+# as an indented code block, but it is the container's own markdown.
+# What an admonition or content tab line starts with: a document is searched for each once, and its paragraphs
+# only for those it holds.
+_CONTAINER_MARKS = ("!!!", "???", "///", ":::", "===")
+_CONTAINER_OPENER = re.compile(r"[ ]{0,3}(?:(?:!!!|\?\?\?\+?)[ \t]*[A-Za-z]|={3}[+!]?[ \t]+\")")
+_BODY_INDENT = re.compile(r"(?: {4}|\t)")
 _CJK_CANDIDATE = re.compile(r"[。！？．]++[」』）】〕〉》\"'”’)]*+")
 
 _MAX_TOKEN = 48
@@ -773,6 +781,7 @@ def _spans(
         starts = [0, *[m.end() for m in _NEWLINE.finditer(text)], len(text)]
     spans: list[tuple[int, int]] = []
     cjk = "。" in text or "！" in text or "？" in text or "．" in text
+    markers = [mark for mark in _CONTAINER_MARKS if mark in text]
     for first, last, kind in regions(src, lines):
         a, b = starts[first], starts[last]
         if kind is _Kind.WHOLE:
@@ -788,7 +797,7 @@ def _spans(
             cuts = _enumeration_cuts(segment, False)
             if prose:
                 cuts = _sentence_cuts(segment, cuts, cjk)
-                if "!!!" in segment or "???" in segment or "///" in segment or ":::" in segment:
+                if markers and any(mark in segment for mark in markers):
                     cuts = _admonition_cuts(segment, cuts)
             prev = a
             for cut in cuts:
@@ -830,6 +839,8 @@ def _regions_full(src: str, lines: list[str]) -> list[tuple[int, int, _Kind]]:
     """Disjoint line ranges covering the text, each with how it is to be cut."""
     try:
         blocks = _blocks(_parse(src), 0)
+        if "!!!" in src or "???" in src or "===" in src:
+            blocks = _container_bodies(blocks, lines)
     except Exception:  # the splitter must never raise; fall back to plain prose
         return [(0, len(lines), _Kind.PROSE)]
     return _cover(blocks, len(lines))
@@ -843,11 +854,34 @@ def _regions(src: str, lines: list[str]) -> list[tuple[int, int, _Kind]]:
     """
     try:
         blocks = _scan(lines)
+        if blocks is not None and ("!!!" in src or "???" in src or "===" in src):
+            blocks = _container_bodies(blocks, lines)
     except Exception:
         blocks = None
     if blocks is None:
         return _regions_full(src, lines)
     return _cover(blocks, len(lines))
+
+
+def _container_bodies(blocks: list[tuple[int, int, _Kind]], lines: list[str]) -> list[tuple[int, int, _Kind]]:
+    """`blocks` with each indented code block that is an admonition's or content tab's body (the nearest
+    unindented line above it opens one) replaced by the blocks of its text, dedented by four columns."""
+    out: list[tuple[int, int, _Kind]] = []
+    for first, last, kind in blocks:
+        if kind is _Kind.WHOLE and _BODY_INDENT.match(lines[first]) and _opened(lines, first):
+            body = [_BODY_INDENT.sub("", line, count=1) for line in lines[first:last]]
+            out.extend(_blocks(_parse("\n".join(body) + "\n"), first))
+        else:
+            out.append((first, last, kind))
+    return out
+
+
+def _opened(lines: list[str], i: int) -> bool:
+    """Whether the nearest line above `i` that is neither blank nor indented like a body opens a container."""
+    j = i - 1
+    while j >= 0 and (not lines[j].strip() or _BODY_INDENT.match(lines[j])):
+        j -= 1
+    return j >= 0 and _CONTAINER_OPENER.match(lines[j]) is not None
 
 
 def _parse(src: str) -> list[Token]:

@@ -741,6 +741,46 @@ def test_an_admonition_line_is_a_unit_of_its_own(text: str, expected: list[str])
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
+        (
+            '!!! note "Cache"\n\n    Entries live an hour. Then they are fetched again.',
+            ['!!! note "Cache"', "Entries live an hour.", "Then they are fetched again."],
+        ),
+        (
+            '=== "pip"\n\n    Install it with pip. Then import it.\n\n    ```bash\n    pip install app. Done.\n    ```\n'
+            "\n    A second paragraph. Still the tab's.\n\nBack outside. The end.",
+            [
+                '=== "pip"',
+                "Install it with pip.",
+                "Then import it.",
+                "```bash\n    pip install app. Done.\n    ```",
+                "A second paragraph.",
+                "Still the tab's.",
+                "Back outside.",
+                "The end.",
+            ],
+        ),
+        (
+            '===+ "npm"\n    Lo instalas con npm. Funciona sin red.',
+            ['===+ "npm"', "Lo instalas con npm.", "Funciona sin red."],
+        ),
+    ],
+)
+def test_an_admonition_or_content_tab_body_indented_after_a_blank_line_is_text_not_code(
+    text: str, expected: list[str]
+) -> None:
+    """MkDocs indents a container's body by four spaces; CommonMark alone reads it, after a blank line, as one
+    indented code block, which trimming could only keep or cut whole."""
+    assert split_sentences(text) == expected
+
+
+def test_an_indented_code_block_after_a_paragraph_stays_whole() -> None:
+    text = "Run this:\n\n    make run. make test.\n\n    still code. yes."
+    assert split_sentences(text) == ["Run this:", "make run. make test.\n\n    still code. yes."]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
         ("Paths like a///b are folded. Fine.", ["Paths like a///b are folded.", "Fine."]),
         ("The ratio 3:::4 stays.\nOdd, but so.", ["The ratio 3:::4 stays.", "Odd, but so."]),
         ("Dijo:\n::: 3 veces, no más.", ["Dijo:\n::: 3 veces, no más."]),
