@@ -90,11 +90,11 @@ _ADMONITION_LINE = re.compile(
     r"|:{3,}+(?:[ \t]*+[A-Za-z][^\n]*+)?|={3}[+!]?[ \t]++\"[^\"\n]*+\")[ \t]*+$",
     re.M,
 )
-# MkDocs indents an admonition's or a content tab's body by four spaces; after a blank line CommonMark reads it
-# as an indented code block, but it is the container's own markdown.
 # What an admonition or content tab line starts with: a document is searched for each once, and its paragraphs
 # only for those it holds.
 _CONTAINER_MARKS = ("!!!", "???", "///", ":::", "===")
+# MkDocs indents an admonition's or a content tab's body by four spaces; after a blank line CommonMark reads it
+# as an indented code block, but it is the container's own markdown.
 _CONTAINER_OPENER = re.compile(r"[ ]{0,3}(?:(?:!!!|\?\?\?\+?)[ \t]*[A-Za-z]|={3}[+!]?[ \t]+\")")
 _BODY_INDENT = re.compile(r"(?: {4}|\t)")
 _CJK_CANDIDATE = re.compile(r"[。！？．]++[」』）】〕〉》\"'”’)]*+")
@@ -838,9 +838,7 @@ def _md_source(text: str) -> str:
 def _regions_full(src: str, lines: list[str]) -> list[tuple[int, int, _Kind]]:
     """Disjoint line ranges covering the text, each with how it is to be cut."""
     try:
-        blocks = _blocks(_parse(src), 0)
-        if "!!!" in src or "???" in src or "===" in src:
-            blocks = _container_bodies(blocks, lines)
+        blocks = _container_bodies(_blocks(_parse(src), 0), src, lines)
     except Exception:  # the splitter must never raise; fall back to plain prose
         return [(0, len(lines), _Kind.PROSE)]
     return _cover(blocks, len(lines))
@@ -854,8 +852,8 @@ def _regions(src: str, lines: list[str]) -> list[tuple[int, int, _Kind]]:
     """
     try:
         blocks = _scan(lines)
-        if blocks is not None and ("!!!" in src or "???" in src or "===" in src):
-            blocks = _container_bodies(blocks, lines)
+        if blocks is not None:
+            blocks = _container_bodies(blocks, src, lines)
     except Exception:
         blocks = None
     if blocks is None:
@@ -863,9 +861,13 @@ def _regions(src: str, lines: list[str]) -> list[tuple[int, int, _Kind]]:
     return _cover(blocks, len(lines))
 
 
-def _container_bodies(blocks: list[tuple[int, int, _Kind]], lines: list[str]) -> list[tuple[int, int, _Kind]]:
+def _container_bodies(
+    blocks: list[tuple[int, int, _Kind]], src: str, lines: list[str]
+) -> list[tuple[int, int, _Kind]]:
     """`blocks` with each indented code block that is an admonition's or content tab's body (the nearest
     unindented line above it opens one) replaced by the blocks of its text, dedented by four columns."""
+    if "!!!" not in src and "???" not in src and "===" not in src:
+        return blocks
     out: list[tuple[int, int, _Kind]] = []
     for first, last, kind in blocks:
         if kind is _Kind.WHOLE and _BODY_INDENT.match(lines[first]) and _opened(lines, first):
