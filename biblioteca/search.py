@@ -158,20 +158,18 @@ def search(
             )
             for c in rows
         ]
-        exhausted = len(found) < fetch or fetch >= MAX_FETCH_FACTOR * top_k
-        if not budget:
-            if len(hits) >= top_k or exhausted:
-                return hits[:top_k]
-            fetch *= 2
-            continue
-        passages = grown_passages(
-            hits,
-            rows=rows,
-            budget=budget,
-            top_k=top_k,
-            query_vector=query_vector if score_sentences else None,
+        passages = (
+            grown_passages(
+                hits,
+                rows=rows,
+                budget=budget,
+                top_k=top_k,
+                query_vector=query_vector if score_sentences else None,
+            )
+            if budget
+            else hits[:top_k]
         )
-        if len(passages) == top_k or exhausted:
+        if len(passages) == top_k or len(found) < fetch or fetch >= MAX_FETCH_FACTOR * top_k:
             return passages
         fetch *= 2
 
