@@ -1,7 +1,7 @@
 """Where trimming's kept tokens go, and why: for the first passage and for the passages after it, the tokens
 retrieved, dropped whole, and kept, by reason (the sentence's own score, a companion of one, the window around
-one, the follow-on after a passage's best or a short gap filled) and by kind of unit (prose, list item, field line, table, heading,
-code block, markup).
+one, the follow-on after a passage's best or a short gap filled) and by kind of unit (prose, list item, field
+line, table, heading, code block, markup).
 
     .venv/bin/python bench/trim_why.py [--datasets fastapi] [--qa-file Q.jsonl --corpus "docs/{lang}"]
         [--set "RETRIEVAL_TRIM_WINDOW_SPREAD=off RETRIEVAL_TRIM_PASSAGE_SPREAD=off"] [-v]
