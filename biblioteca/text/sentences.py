@@ -17,7 +17,7 @@ line that starts with "1." or "-" is a list item, even if a prose reader would s
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from enum import Enum
 from itertools import accumulate
@@ -90,9 +90,9 @@ _ADMONITION_LINE = re.compile(
     r"|:{3,}+(?:[ \t]*+[A-Za-z][^\n]*+)?|={3}[+!]?[ \t]++\"[^\"\n]*+\")[ \t]*+$",
     re.M,
 )
-# What an admonition or content tab line starts with: a document is searched for each once, and its paragraphs
-# only for those it holds.
-_CONTAINER_MARKS = ("!!!", "???", "///", ":::", "===")
+# The start of a line that may open or close an admonition or content tab, line break included: a search for a
+# literal first character skips ahead much faster than one for a set of them or for "^".
+_MARK_AT_LINE = re.compile(r"\n[ ]{0,3}(?:!!!|\?\?\?|///|:::|===)")
 # MkDocs indents an admonition's or a content tab's body by four spaces; after a blank line CommonMark reads it
 # as an indented code block, but it is the container's own markdown.
 _CONTAINER_OPENER = re.compile(r"[ ]{0,3}(?:(?:!!!|\?\?\?\+?)[ \t]*[A-Za-z]|={3}[+!]?[ \t]+\")")
@@ -767,22 +767,23 @@ def _split_spans_full(text: str) -> list[tuple[int, int]]:
 
 
 def _spans(
-    text: str, regions: Callable[[str, list[str]], list[tuple[int, int, _Kind]]]
+    text: str, regions: Callable[[str, list[str], list[int]], list[tuple[int, int, _Kind]]]
 ) -> list[tuple[int, int]]:
-    """Cut `text` along the line ranges that `regions` finds in its normalised lines."""
+    """Cut `text` along the line ranges that `regions` finds in its normalised lines, given the lines that may
+    open or close an admonition or content tab."""
     if not text or text.isspace():
         return []
     src = _md_source(text)
     lines = src.split("\n")
+    starts = list(accumulate(map(_PLUS_ONE, map(len, lines)), initial=0))
+    marked = _marked_lines(src, starts)
     if len(src) == len(text):  # no "\r\n": every line break is one character in both
-        starts = list(accumulate(map(_PLUS_ONE, map(len, lines)), initial=0))
         starts[-1] = len(text)
     else:
         starts = [0, *[m.end() for m in _NEWLINE.finditer(text)], len(text)]
     spans: list[tuple[int, int]] = []
     cjk = "。" in text or "！" in text or "？" in text or "．" in text
-    markers = [mark for mark in _CONTAINER_MARKS if mark in text]
-    for first, last, kind in regions(src, lines):
+    for first, last, kind in regions(src, lines, marked):
         a, b = starts[first], starts[last]
         if kind is _Kind.WHOLE:
             _emit(text, a, b, spans)
@@ -797,7 +798,7 @@ def _spans(
             cuts = _enumeration_cuts(segment, False)
             if prose:
                 cuts = _sentence_cuts(segment, cuts, cjk)
-                if markers and any(mark in segment for mark in markers):
+                if marked and bisect_left(marked, first) < bisect_left(marked, last):
                     cuts = _admonition_cuts(segment, cuts)
             prev = a
             for cut in cuts:
@@ -805,6 +806,12 @@ def _spans(
                 prev = a + cut
             _emit(text, prev, b, spans)
     return spans
+
+
+def _marked_lines(src: str, starts: list[int]) -> list[int]:
+    """The indices of the lines of `src` (starting at `starts`) that start with an admonition or content tab
+    marker: only the paragraphs holding one are searched for the lines themselves."""
+    return [bisect_left(starts, m.start()) for m in _MARK_AT_LINE.finditer("\n" + src)]
 
 
 def _admonition_cuts(seg: str, cuts: list[int]) -> list[int]:
@@ -835,16 +842,16 @@ def _md_source(text: str) -> str:
     return text
 
 
-def _regions_full(src: str, lines: list[str]) -> list[tuple[int, int, _Kind]]:
+def _regions_full(src: str, lines: list[str], marked: list[int]) -> list[tuple[int, int, _Kind]]:
     """Disjoint line ranges covering the text, each with how it is to be cut."""
     try:
-        blocks = _container_bodies(_blocks(_parse(src), 0), src, lines)
+        blocks = _container_bodies(_blocks(_parse(src), 0), lines, marked)
     except Exception:  # the splitter must never raise; fall back to plain prose
         return [(0, len(lines), _Kind.PROSE)]
-    return _cover(blocks, len(lines))
+    return _cover(blocks, lines)
 
 
-def _regions(src: str, lines: list[str]) -> list[tuple[int, int, _Kind]]:
+def _regions(src: str, lines: list[str], marked: list[int]) -> list[tuple[int, int, _Kind]]:
     """_regions_full's answer, calling markdown-it only on the parts that are not simple blocks.
 
     markdown-it's block parser costs most of the time, yet most lines of a document sit in plain
@@ -853,20 +860,21 @@ def _regions(src: str, lines: list[str]) -> list[tuple[int, int, _Kind]]:
     try:
         blocks = _scan(lines)
         if blocks is not None:
-            blocks = _container_bodies(blocks, src, lines)
+            blocks = _container_bodies(blocks, lines, marked)
     except Exception:
         blocks = None
     if blocks is None:
-        return _regions_full(src, lines)
-    return _cover(blocks, len(lines))
+        return _regions_full(src, lines, marked)
+    return _cover(blocks, lines)
 
 
 def _container_bodies(
-    blocks: list[tuple[int, int, _Kind]], src: str, lines: list[str]
+    blocks: list[tuple[int, int, _Kind]], lines: list[str], marked: list[int]
 ) -> list[tuple[int, int, _Kind]]:
     """`blocks` with each indented code block that is an admonition's or content tab's body (the nearest
-    unindented line above it opens one) replaced by the blocks of its text, dedented by four columns."""
-    if "!!!" not in src and "???" not in src and "===" not in src:
+    unindented line above it opens one) replaced by the blocks of its text, dedented by four columns. Only
+    the `marked` lines may open one."""
+    if not any(_CONTAINER_OPENER.match(lines[i]) for i in marked):
         return blocks
     out: list[tuple[int, int, _Kind]] = []
     for first, last, kind in blocks:
@@ -924,15 +932,17 @@ def _blocks(tokens: list[Token], offset: int) -> list[tuple[int, int, _Kind]]:
     return blocks
 
 
-def _cover(blocks: list[tuple[int, int, _Kind]], n_lines: int) -> list[tuple[int, int, _Kind]]:
-    """Clip `blocks` to be disjoint and fill the gaps between them with prose."""
+def _cover(blocks: list[tuple[int, int, _Kind]], lines: list[str]) -> list[tuple[int, int, _Kind]]:
+    """Clip `blocks` to be disjoint and fill the gaps between them with prose, except a lone blank line:
+    it would only be cut to nothing."""
     regions: list[tuple[int, int, _Kind]] = []
     covered = 0
+    n_lines = len(lines)
     for first, last, kind in blocks:
         first, last = max(first, covered), min(last, n_lines)
         if first >= last:
             continue
-        if first > covered:
+        if first > covered and (first - covered > 1 or lines[covered].strip()):
             regions.append((covered, first, _Kind.PROSE))
         regions.append((first, last, kind))
         covered = last
@@ -1261,7 +1271,10 @@ def _sentence_cuts(seg: str, enum_cuts: list[int], cjk: bool) -> list[int]:
 
 # Inline code, a link's text and <code> elements are never cut: `git commit -m "Fix. Update"` or
 # [Step 2. Configure](#step-2) would otherwise leave a unit with an unclosed backtick or bracket.
-_INLINE_GUARDED = re.compile(r"(?<!`)(`++)(?!`).+?(?<!`)\1(?!`)|\[[^\[\]\n]*+\](?=\()|<code>.*?</code>", re.S)
+# The leading lookahead lets the regex engine skip to the three characters that can open one.
+_INLINE_GUARDED = re.compile(
+    r"(?=[`\[<])(?:(?<!`)(`++)(?!`).+?(?<!`)\1(?!`)|\[[^\[\]\n]*+\](?=\()|<code>.*?</code>)", re.S
+)
 
 
 def _inline_spans(seg: str) -> list[tuple[int, int]]:
