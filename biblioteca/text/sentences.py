@@ -45,6 +45,8 @@ _PLUS_ONE = (1).__add__
 _OPEN_ENDED = frozenset(("fence", "html_block"))
 # Past this nesting level markdown-it drops the rest of its range, which a run would not match.
 _DEEP = _MD.options["maxNesting"] - 1
+# How deep _simple_list follows lists inside list items before leaving them to markdown-it.
+_NESTED_LISTS = 3
 _ATX = re.compile(r"#{1,6}(?![^ \t])")
 _ORDERED = re.compile(r"[0-9]{1,9}[.)]")
 _ITEM = re.compile(r"(?:[-*+]|[0-9]{1,9}[.)]) (?=[^ \t])")
@@ -1050,29 +1052,47 @@ def _paragraph_end(lines: list[str], i: int) -> int | None:
 
 
 def _simple_list(lines: list[str], i: int, blocks: list[tuple[int, int, _Kind]]) -> int | None:
-    """Top-level list at `i` whose items are unindented marker lines of plain text (continued by
-    plain lines), ended by a blank line and an unindented line that cannot continue it, or the end.
+    """Top-level list at `i` whose items are marker lines of plain text (continued by plain lines),
+    ended by a blank line and an unindented line that cannot continue it, or the end. An item may
+    hold a list of its own, started on the line after its text, up to _NESTED_LISTS deep; a blank
+    line may only come before an unindented item or the end.
     """
     n = len(lines)
     items = []
+    columns: list[int] = []  # the content column of each item the current line may belong to, outermost first
     j = i
+    blank = False
     while j < n:
         line = lines[j]
         if not line.strip(" \t"):
+            blank = True
             j += 1
             continue
-        item = _ITEM.match(line)
-        if item is None:  # after a blank line, since plain lines continue an item
+        body = line.lstrip(" ")
+        item = _ITEM.match(body)
+        indent = len(line) - len(body)
+        if item is None or (blank and indent):  # after a blank line, since plain lines continue an item
             if line[0] in _LIST_LEAD or line[0] in " \t":
                 return None
             break
+        blank = False
+        closes = False
+        while columns and columns[-1] > indent:
+            columns.pop()
+            closes = True
+        if columns or indent:  # a nested item, placed as CommonMark places it or left to markdown-it
+            if indent - (columns[-1] if columns else 0) > 3 or len(columns) >= _NESTED_LISTS:
+                return None
+            if not closes and body[item.end() - 2] in ".)" and int(body[: item.end() - 2]) != 1:
+                return None  # it would interrupt the paragraph above it, which only "1." may do
+        columns.append(indent + item.end())
         start = j
         j += 1
-        while j < n and lines[j].strip(" \t") and not _ITEM.match(lines[j]):
+        while j < n and lines[j].strip(" \t") and not _ITEM.match(lines[j].lstrip(" ")):
             if not _plain(lines[j].lstrip(" \t")):
                 return None
             j += 1
-        text = line[item.end() :]
+        text = body[item.end() :]
         if text[0] == "[":
             if any("]:" in line for line in lines[start:j]):
                 return None

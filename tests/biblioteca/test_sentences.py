@@ -475,9 +475,57 @@ def test_segmented_parse_matches_full_parse_on_noise(text: str) -> None:
     assert split_sentence_spans(text) == _split_spans_full(text)
 
 
+_NESTED_ITEM = st.tuples(
+    st.sampled_from(["", " ", "  ", "   ", "    ", "     ", "      ", "        ", "          ", "\t"]),
+    st.sampled_from(["- ", "* ", "+ ", "1. ", "2. ", "10. ", "01. ", "1) ", "3) ", "-  ", "* # "]),
+    st.sampled_from(["Uno. Dos", "`a.b` sí. No", "[enlace](u). Más", "e.g. this", "fin.", "[a]: /u", "1. x"]),
+).map("".join)
+_NESTED_LINE = st.one_of(
+    _NESTED_ITEM,
+    _NESTED_ITEM,
+    st.sampled_from(["", "", "perezosa. Línea", "  sigue aquí. Y", "    más. Texto", "---", "> cita", "```"]),
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(_NESTED_ITEM, st.lists(_NESTED_LINE, max_size=14), st.booleans())
+def test_segmented_parse_matches_full_parse_on_nested_lists(
+    first: str, lines: list[str], prose_after: bool
+) -> None:
+    text = "\n".join([first, *lines]) + ("\n\nDespués. Fin." if prose_after else "")
+    assert split_sentence_spans(text) == _split_spans_full(text)
+
+
+def test_nested_list_items_are_units_of_their_own() -> None:
+    text = (
+        "* `UUID`:\n"
+        "    * A standard identifier, common in databases. It is unique.\n"
+        "    * Shown as a `str`.\n"
+        "        1. Even deeper.\n"
+        "* `datetime`: sent\n"
+        "  as a string. Parsed back.\n"
+    )
+    assert split_sentences(text) == [
+        "* `UUID`:",
+        "* A standard identifier, common in databases. It is unique.",
+        "* Shown as a `str`.",
+        "1. Even deeper.",
+        "* `datetime`: sent\n  as a string. Parsed back.",
+    ]
+    assert split_sentence_spans(text) == _split_spans_full(text)
+
+
 @pytest.mark.parametrize(
     "text",
     [
+        "- a\n  - b\n    - c\n      - d\n        - e\n\nFin. Ya.",
+        "- a\n  2. b\n\nFin.",
+        "- a\n  1. b\n  2. c\n- d",
+        "- a\n  * b\n  - c\n\nFin.",
+        "1. a\n    10. b\n2. c",
+        "- a\n      - b\n- c",
+        "- a\n  - b\n\n  - c\n\nFin.",
+        "- a\n  - b\nperezosa. Línea\n- c",
         "Uno. Dos.\n\n- a\n- b\n\nTres.\n\n## T\n\n```js\nx\n\nY. Z\n```\nCuatro.",
         "- a\n\n  sigue. Aquí\n\nFuera. Sí.",
         "- a\n- b\nperezosa. Línea\n\nFin.",
