@@ -414,6 +414,8 @@ def test_an_extension_takes_the_number_after_it(text: str, expected: list[str]) 
         "? - " * 25_000,
         "x.¿" * 30_000,
         "a.m. A " * 15_000,
+        "- a\n" + "  - b\n    - c\n" * 20_000,
+        "1. a\n" + "   1. b\n      - c\n" * 15_000,
     ],
     ids=lambda t: repr(t[:12]),
 )
