@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from biblioteca.text import sentences
 from biblioteca.text.sentences import _split_spans_full, split_sentence_spans, split_sentences
 
 DATA = Path(__file__).parent / "data"
@@ -515,6 +516,26 @@ def test_nested_list_items_are_units_of_their_own() -> None:
         "* `datetime`: sent\n  as a string. Parsed back.",
     ]
     assert split_sentence_spans(text) == _split_spans_full(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "parses"),
+    [
+        ("- a\n  - b\n    1. c\n  - d\n- e\n\nFin. Ya.", 0),
+        ("1. a\n   1. b\n   2. c\n2. d", 0),
+        ("- a\n  - b\n    - c\n      - d", 1),  # a fourth level
+        ("- a\n  2. b", 1),  # would interrupt a's paragraph, which only "1." may
+        ("- a\n      - b", 1),  # four columns past a's text
+    ],
+)
+def test_plain_nested_lists_are_scanned_without_markdown_it(
+    text: str, parses: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls = []
+    parse = sentences._parse
+    monkeypatch.setattr(sentences, "_parse", lambda src: calls.append(src) or parse(src))
+    assert split_sentence_spans(text) == _split_spans_full(text)
+    assert len(calls) == parses + 1  # the full parse is one call
 
 
 @pytest.mark.parametrize(
