@@ -985,18 +985,20 @@ def _scan(lines: list[str]) -> list[tuple[int, int, _Kind]] | None:
 
 
 def _simple_block(lines: list[str], i: int, blocks: list[tuple[int, int, _Kind]]) -> int | None:
-    """If top-level line `i` starts a paragraph, ATX heading, fence or list of plain items whose
-    extent is certain without markdown-it, append its blocks and return where it ends."""
+    """If top-level line `i` starts a paragraph, ATX heading, fence, HTML comment or list of plain
+    items whose extent is certain without markdown-it, append its blocks and return where it ends."""
     line = lines[i]
     body = line.lstrip(" ")
     if len(line) - len(body) > 3:
         return None
     lead = body[0]
-    if lead == "#" or body.startswith(("```", "~~~")):
+    if lead == "#" or body.startswith(("```", "~~~", "<!--")):
         if "|" in line:  # a table header, if a delimiter row follows
             return None
         if lead == "#":
             end = i + 1 if _ATX.match(body) else None
+        elif lead == "<":
+            end = _comment_end(lines, i)
         else:
             fence = _fence_open(body)
             end = None if fence is None else _fence_end(lines, i, *fence)
@@ -1101,6 +1103,15 @@ def _simple_list(lines: list[str], i: int, blocks: list[tuple[int, int, _Kind]])
         items.append((start, j, _Kind.ITEM))
     blocks.extend(items)
     return j
+
+
+def _comment_end(lines: list[str], i: int) -> int:
+    """The line after the one closing the HTML comment opened at `i` (blank lines do not end it), or the number
+    of lines when none does."""
+    for j in range(i, len(lines)):
+        if "-->" in lines[j]:
+            return j + 1
+    return len(lines)
 
 
 def _fence_open(body: str) -> tuple[str, int] | None:

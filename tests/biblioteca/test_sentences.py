@@ -526,9 +526,12 @@ def test_nested_list_items_are_units_of_their_own() -> None:
         ("- a\n  - b\n    - c\n      - d", 1),  # a fourth level
         ("- a\n  2. b", 1),  # would interrupt a's paragraph, which only "1." may
         ("- a\n      - b", 1),  # four columns past a's text
+        ("<!-- YAML\nadded: v1.0\n\nchanges: none\n-->\n\nText. More.", 0),  # a blank line does not end it
+        ("<!-- once -->\n\n<!-- never closed\n\n# Not a heading", 0),
+        ("<!-- a | b -->\n|---|---|\n| c | d |", 1),  # a table's header row
     ],
 )
-def test_plain_nested_lists_are_scanned_without_markdown_it(
+def test_plain_blocks_are_scanned_without_markdown_it(
     text: str, parses: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     calls = []
@@ -541,6 +544,8 @@ def test_plain_nested_lists_are_scanned_without_markdown_it(
 @pytest.mark.parametrize(
     "text",
     [
+        "<!-- YAML\nadded: v1\n\n-->\nTexto. Más.\n\n  <!-- a -->\n    <!-- b\n\n--> fin\n\n<!-->\nY. Z.",
+        "Párrafo. Sigue\n<!-- dentro -->\n\n- a\n  <!-- en el ítem\n\n  -->\n\nFin.",
         "- a\n  - b\n    - c\n      - d\n        - e\n\nFin. Ya.",
         "- a\n  2. b\n\nFin.",
         "- a\n  1. b\n  2. c\n- d",
