@@ -166,12 +166,14 @@ def trim_settings(app_configs=None, **kwargs):
     """The trimming settings as the product reads them: a value `TrimParams` refuses (a negative window or
     follow count, a threshold outside [-1, 1]) would otherwise fail the first question that trims."""
     from biblioteca.retrieval import resolve_trim_params
+    from biblioteca.trimming import TrimParamError
 
     try:
         resolve_trim_params()
-    except ValueError as exc:
-        field = str(exc).split()[0]
+    except TrimParamError as exc:
         return [
-            Error(f"RETRIEVAL_TRIM_{field.upper()}: {exc}.", hint="Fix that setting.", id="biblioteca.E008")
+            Error(
+                f"RETRIEVAL_TRIM_{exc.field.upper()}: {exc}.", hint="Fix that setting.", id="biblioteca.E008"
+            )
         ]
     return []

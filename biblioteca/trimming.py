@@ -75,6 +75,17 @@ BLOCK_ELISION = "\n\n[...]\n\n"
 ROW_ELISION = "\n| [...] |\n"
 
 
+class TrimParamError(ValueError):
+    """A trimming parameter out of its range; `field` names it, so a caller can name the setting behind it."""
+
+    def __init__(self, field: str, rule: str) -> None:
+        super().__init__(f"{field} {rule}")
+        self.field, self.rule = field, rule
+
+    def __reduce__(self):
+        return type(self), (self.field, self.rule)
+
+
 @dataclass(frozen=True)
 class TrimParams:
     threshold: float
@@ -99,21 +110,21 @@ class TrimParams:
 
     def __post_init__(self) -> None:
         if not -1.0 <= self.threshold <= 1.0:
-            raise ValueError("threshold must be within [-1, 1]")
+            raise TrimParamError("threshold", "must be within [-1, 1]")
         if self.window < 0:
-            raise ValueError("window must be >= 0")
+            raise TrimParamError("window", "must be >= 0")
         if self.min_sentences < 1:
-            raise ValueError("min_sentences must be >= 1: a kept chunk is never empty")
+            raise TrimParamError("min_sentences", "must be >= 1: a kept chunk is never empty")
         if self.lexical_weight is not None and self.lexical_weight < 0:
-            raise ValueError("lexical_weight must be >= 0")
+            raise TrimParamError("lexical_weight", "must be >= 0")
         if self.spread_factor is not None and self.spread_factor <= 0:
-            raise ValueError("spread_factor must be > 0")
+            raise TrimParamError("spread_factor", "must be > 0")
         for name in ("identifier_units", "paragraph_follow", "reason_follow", "gap_words"):
             if getattr(self, name) < 0:
-                raise ValueError(f"{name} must be >= 0")
+                raise TrimParamError(name, "must be >= 0")
         for name in ("drop_score_margin", "passage_margin", "passage_spread", "window_spread"):
             if getattr(self, name) is not None and getattr(self, name) < 0:
-                raise ValueError(f"{name} must be >= 0")
+                raise TrimParamError(name, "must be >= 0")
 
 
 @dataclass(frozen=True)
