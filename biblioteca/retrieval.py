@@ -25,6 +25,7 @@ from biblioteca.passages import heading_path_at, packed_passage_sentences, passa
 from biblioteca.retrieval_cache import retrieval_cache_get, retrieval_cache_key, retrieval_cache_put
 from biblioteca.search import RetrievedChunk, search
 from biblioteca.selectors import StoredSentences, query_term_weights, sentences_for_chunks
+from biblioteca.text.chunking import heading_level
 from biblioteca.text.identifiers import question_identifiers
 from biblioteca.text.question_words import asks_reason
 from biblioteca.text.sentences import split_sentence_spans
@@ -204,6 +205,7 @@ def trim_input(
         heading=" ".join(chunk.heading_path),
         cosines=cosines,
         hit_start=hit_start,
+        heading_level=heading_level(chunk.heading_path[-1]) if chunk.heading_path else 0,
     )
 
 

@@ -35,8 +35,9 @@ Beyond it, query-level rules (all optional):
   first passage, the sections before the match (the section holding its best score, or the earlier one where
   the chunk retrieval found begins) are trimmed like a supporting passage (`passage_margin`); the matching
   section and those after it keep the query-wide margin, since a question in other words than the docs finds
-  its fix after the lines that describe its problem. Supporting passages are cut by their own bar throughout.
-  Needs `passage_margin`;
+  its fix after the lines that describe its problem, and so does the lead of a section the match sits in (a
+  page's opening lines over its `##` sections), which introduces it. Supporting passages are cut by their own
+  bar throughout. Needs `passage_margin`;
 - `trim_markup`: bare markup (an HTML tag line, an admonition fence, an include directive) is not kept at the
   edge of a kept run: a window should widen a run by words, not by `</div>`;
 - `paragraph_follow`: a kept passage's best unit also keeps up to this many of the sentences after it in its
@@ -64,6 +65,7 @@ from functools import cached_property, lru_cache
 
 import numpy as np
 
+from biblioteca.text.chunking import heading_level
 from biblioteca.text.identifiers import identifier_keys
 from biblioteca.text.lexical import terms
 from biblioteca.trimming_identifiers import identifier_units
@@ -132,7 +134,8 @@ class TrimInput:
     """A chunk's text, its sentence spans (offsets into text) and their unit vectors, shape (n, d), or their
     cosines with the question when the database already computed them, shape (n,); its language (to stem its
     words) and its heading path (the heading of the sentences before its first heading). In a passage grown to
-    its neighbours, `hit_start` is where the chunk retrieval found begins in its text."""
+    its neighbours, `hit_start` is where the chunk retrieval found begins in its text. `heading_level` is that
+    heading's level (0: the page's top, before any heading; None: not known)."""
 
     text: str
     spans: Sequence[tuple[int, int]]
@@ -141,6 +144,7 @@ class TrimInput:
     heading: str = ""
     cosines: np.ndarray | None = None
     hit_start: int | None = None
+    heading_level: int | None = None
 
     def __post_init__(self) -> None:
         if self.vectors is None and self.cosines is None:
@@ -200,6 +204,11 @@ class TrimInput:
     @property
     def heading_units(self) -> np.ndarray:
         return self._units.heading_units
+
+    @property
+    def section_levels(self) -> tuple[int | None, ...]:
+        """Per section (`sections`), its heading's level: the first section's is `heading_level`."""
+        return (self.heading_level, *self._units.heading_levels)
 
     @property
     def hit_unit(self) -> int | None:
@@ -435,6 +444,11 @@ class PassageUnits:
         return np.flatnonzero(self.is_heading)
 
     @cached_property
+    def heading_levels(self) -> tuple[int, ...]:
+        """Each heading unit's level."""
+        return tuple(heading_level(self.units[i].lstrip()) for i in self.heading_units)
+
+    @cached_property
     def sections(self) -> np.ndarray:
         """Per unit, how many headings open at or before it: units with the same number share a section."""
         return np.cumsum(self.is_heading, dtype=np.intp)
@@ -642,7 +656,12 @@ def trim_chunks(
                 chunk_floor = supporting
             else:
                 chunk_floor = earlier_sections_floor(
-                    chunk.sections, chunk_scores, later=floor, earlier=supporting, hit=chunk.hit_unit
+                    chunk.sections,
+                    chunk_scores,
+                    later=floor,
+                    earlier=supporting,
+                    hit=chunk.hit_unit,
+                    levels=chunk.section_levels,
                 )
         keep = select_sentences(
             chunk_scores,
@@ -684,20 +703,28 @@ def earlier_sections_floor(
     later: float | None,
     earlier: float | None,
     hit: int | None = None,
+    levels: Sequence[int | None] = (),
 ) -> float | np.ndarray | None:
     """Per sentence, the floor `later` from the matching section on, `earlier` in the sections before it (None:
     only the threshold). A passage grown to its neighbours brings sections that lead up to the match; the answer
     sits in the matching section or after it (a problem, then its fix). The match starts at the section holding
     the best score, or earlier at the one where the chunk retrieval found begins (unit `hit`): retrieval found
-    that chunk for the question even when a neighbour's line scores best."""
-    home = sections[int(np.argmax(scores))]
+    that chunk for the question even when a neighbour's line scores best. With `levels` (each section's heading
+    level), an earlier section whose heading the match sits under (`# Debug` over `## undici`: the lines saying
+    what the flags below are for) introduces the match, and takes `later` too."""
+    home = int(sections[int(np.argmax(scores))])
     if hit is not None:
-        home = min(home, sections[hit])
+        home = min(home, int(sections[hit]))
     if home == sections[0]:
         return later
-    return np.where(
-        sections >= home, np.inf if later is None else later, np.inf if earlier is None else earlier
-    )
+    matched = sections >= home
+    if len(levels) > home and levels[home] is not None:
+        level = levels[home]
+        for section in range(home - 1, int(sections[0]) - 1, -1):
+            if levels[section] is not None and levels[section] < level:
+                matched |= sections == section
+                level = levels[section]
+    return np.where(matched, np.inf if later is None else later, np.inf if earlier is None else earlier)
 
 
 def _hopeless(

@@ -429,6 +429,11 @@ def _pack(pieces: Sequence[_Piece], size: int, overlap: int) -> list[tuple[int, 
     return spans
 
 
+def heading_level(label: str) -> int:
+    """A heading's level (`## Install` -> 2), as a heading path entry or an ATX heading line spells it."""
+    return len(label) - len(label.lstrip("#"))
+
+
 def passage_header(*, title: str, heading_path: Sequence[str]) -> str:
     """`[Doc: title > heading > heading]`: where a passage comes from, for the LLM and for the chunk's vector.
 

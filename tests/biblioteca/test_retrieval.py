@@ -221,6 +221,16 @@ def test_a_grown_passage_tells_the_trimmer_where_the_chunk_retrieval_found_begin
     assert all(t.hit_start is None for t in stored_trim_inputs(alone))
 
 
+def test_the_trimmer_knows_the_level_of_the_heading_a_passage_starts_under(library):
+    prepared = retrieval_prepare("How do I reset my password?", top_k=3, filters={"app": library})
+    under = [
+        replace(prepared.chunks[0], heading_path=path)
+        for path in ([], ["# Guide"], ["# Guide", "### Tokens"])
+    ]
+    assert [t.heading_level for t in stored_trim_inputs(under)] == [0, 1, 3]
+    assert [t.section_levels[0] for t in stored_trim_inputs(under)] == [0, 1, 3]
+
+
 def test_params_dict_is_asdict_and_each_caller_gets_its_own_copy():
     params = resolve_trim_params(threshold=0.8)
     first = params_dict(params)

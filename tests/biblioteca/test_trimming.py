@@ -694,6 +694,28 @@ def test_the_first_passages_match_starts_no_later_than_the_chunk_retrieval_found
     assert trim_chunks([found_fix], QUERY, params)[0].text == "F0.\nF1."
 
 
+def test_the_first_passage_keeps_the_lead_of_each_section_its_match_sits_under():
+    units = ["L0.", "## Install", "I0.", "## Flags", "F0.", "### Debug", "D0.", "D1."]
+    grown = chunk(units, [0.90, 0.0, 0.90, 0.0, 0.90, 0.0, 0.95, 0.80], sep="\n")
+    params = TrimParams(
+        threshold=0.99, window=0, relative_margin=0.2, passage_margin=0.03, earlier_sections=True
+    )
+    assert grown.section_levels == (None, 2, 2, 3)
+    # the passage's level unknown: "Flags" opens the section "Debug" sits under, and introduces it; "Install",
+    # a sibling of "Flags", only leads up to it and meets the bar 0.95 - 0.03
+    assert trim_chunks([grown], QUERY, params)[0].text == "F0.\n\n[...]\n\nD0.\nD1."
+    # starting under the page's "# Page", its opening line introduces every section below it
+    under_page = replace(grown, heading_level=1)
+    assert under_page.section_levels == (1, 2, 2, 3)
+    assert trim_chunks([under_page], QUERY, params)[0].text == "L0.\n\n[...]\n\nF0.\n\n[...]\n\nD0.\nD1."
+    # starting under a "####", the opening lines sit deeper than the match: they only lead up to it
+    assert trim_chunks([replace(grown, heading_level=4)], QUERY, params)[0].text == "F0.\n\n[...]\n\nD0.\nD1."
+    # at the page's top (level 0), before any heading, they introduce the page
+    assert trim_chunks([replace(grown, heading_level=0)], QUERY, params)[0].text == (
+        "L0.\n\n[...]\n\nF0.\n\n[...]\n\nD0.\nD1."
+    )
+
+
 def test_a_passage_whose_best_sits_in_its_first_section_is_trimmed_as_before():
     first = chunk(["S0.", "S1.", "## Later", "L0.", "L1."], [0.95, 0.70, 0.0, 0.80, 0.60], sep="\n")
     params = TrimParams(threshold=0.99, window=0, relative_margin=0.2, passage_margin=0.06)
@@ -718,6 +740,11 @@ def test_earlier_sections_floor_gives_each_sentence_its_sections_bar():
     floors = earlier_sections_floor(sections, late_best, later=0.7, earlier=0.85, hit=2)
     assert floors.tolist() == [0.85, 0.85, 0.7, 0.7, 0.7]
     assert earlier_sections_floor(sections, scores, later=0.7, earlier=0.85, hit=0) == 0.7
+    # the match (section 2, a "###") sits under section 0's "#" but beside section 1's "###"
+    floors = earlier_sections_floor(sections, late_best, later=0.7, earlier=0.85, levels=(1, 3, 3))
+    assert floors.tolist() == [0.7, 0.7, 0.85, 0.85, 0.7]
+    floors = earlier_sections_floor(sections, late_best, later=0.7, earlier=0.85, levels=(None, 2, 3))
+    assert floors.tolist() == [0.85, 0.85, 0.7, 0.7, 0.7]
 
 
 def spaced(pieces: list[tuple[str, float]], seps: list[str]) -> TrimInput:
