@@ -135,7 +135,7 @@ def vector_search_settings(app_configs=None, **kwargs):
 def hybrid_search_settings(app_configs=None, **kwargs):
     """The language weight is a share of a score: above 0 (0 would tie every section in another language at
     nothing), at most 1. The term coverage is an exponent: below 0 it would favour sections holding fewer of the
-    question's terms."""
+    question's terms. A question language needs PostgreSQL's function words for it."""
     from django.conf import settings
 
     problems = []
@@ -156,6 +156,17 @@ def hybrid_search_settings(app_configs=None, **kwargs):
                 hint="Use 0 (plain BM25) or more; the default, 0.5, weighs a section by the square root of the "
                 "share of the question's terms it holds.",
                 id="biblioteca.E007",
+            )
+        )
+    from biblioteca.text.lexical import SEARCH_CONFIGS
+
+    unknown = [code for code in settings.RETRIEVAL_QUESTION_LANGUAGES if code not in SEARCH_CONFIGS]
+    if unknown:
+        problems.append(
+            Error(
+                f"RETRIEVAL_QUESTION_LANGUAGES names {', '.join(map(repr, unknown))}, which PostgreSQL cannot stem.",
+                hint=f"Use ISO 639-1 codes among: {', '.join(sorted(SEARCH_CONFIGS))}.",
+                id="biblioteca.E009",
             )
         )
     return problems

@@ -23,7 +23,7 @@ from django.conf import settings
 from biblioteca.embeddings import get_embedder
 from biblioteca.passages import heading_path_at, packed_passage_sentences, passage_sentences
 from biblioteca.retrieval_cache import retrieval_cache_get, retrieval_cache_key, retrieval_cache_put
-from biblioteca.search import RetrievedChunk, search
+from biblioteca.search import RetrievedChunk, hybrid_params, search
 from biblioteca.selectors import StoredSentences, query_term_weights, sentences_for_chunks
 from biblioteca.text.chunking import heading_level
 from biblioteca.text.identifiers import question_identifiers
@@ -224,7 +224,9 @@ def trim_terms(
     if known is not None:
         return known
     filters = filters or {}
-    return query_term_weights(text=query, app=filters.get("app"), source_type=filters.get("source_type"))
+    return query_term_weights(
+        text=query, app=filters.get("app"), source_type=filters.get("source_type"), params=hybrid_params()
+    )
 
 
 @lru_cache(maxsize=64)

@@ -23,6 +23,7 @@ from biblioteca.selectors import (
     chunk_search,
 )
 from biblioteca.text.chunking import passage_header
+from biblioteca.text.lexical import search_config
 
 MAX_TOP_K = 20
 
@@ -83,6 +84,7 @@ def hybrid_params() -> HybridParams:
         other_language_weight=settings.RETRIEVAL_HYBRID_OTHER_LANGUAGE_WEIGHT,
         vector_seat=settings.RETRIEVAL_HYBRID_VECTOR_SEAT,
         term_coverage=settings.RETRIEVAL_HYBRID_TERM_COVERAGE,
+        question_configs=tuple(search_config(code) for code in settings.RETRIEVAL_QUESTION_LANGUAGES),
     )
 
 

@@ -132,7 +132,9 @@ class HybridParams:
     `seat`: the words side's weight lets a few pages holding the question's words fill the top 5 over the
     passage closest in meaning.
     In a scope with documents in several languages, a chunk whose document is in another language than the
-    question's (the one whose function words it uses) scores `other_language_weight` times as much."""
+    question's (the one whose function words it uses) scores `other_language_weight` times as much.
+    `question_configs` are the text-search configurations of the languages questions are asked in: a question's
+    function words in its own language are no terms, whatever the docs' language."""
 
     candidates: int = 40
     rrf_k: int = 5
@@ -147,6 +149,7 @@ class HybridParams:
     max_df: int = HYBRID_MAX_DF
     max_df_share: float = HYBRID_MAX_DF_SHARE
     common_floor: int = HYBRID_COMMON_FLOOR
+    question_configs: tuple[str, ...] = ("english", "spanish")
     k1: float = 1.2
     b: float = 0.75
 
@@ -157,6 +160,11 @@ _DOCUMENT_FIELDS = ("app", "source_path", "source_type", "title", "url", "langua
 # question meets Spanish stems, an English one English stems), less the words any of them drops as a function
 # word: in an app with English and Spanish docs, `spanish` keeps `how`, `do` and `i`, which then matched only
 # the Spanish pages quoting an English sentence and, rare there, ranked them first for every "How do I...?".
+# Nor are the function words of the language the question is written in terms, when that is not the docs' own:
+# `english` keeps `de`, `la` and `en`, which a Spanish question over English docs is full of and the docs hold
+# a few times (`de facto`), rare enough to be the question's heaviest terms. That language is the one among
+# `question_configs` (RETRIEVAL_QUESTION_LANGUAGES) that alone drops the most of its words; an English question
+# over English docs keeps `os`, a Spanish function word and Node's module.
 # Each term is weighed by its rarity within the scope searched (the app and source type, from the chunk's own
 # columns): its chunks holding the term, read off the GIN index up to `max_df`, against the scope's size. A
 # term in more than `max_df_share` of the scope (or `max_df` chunks) says little and is left out, which also
@@ -170,11 +178,23 @@ _TERMS_SQL = """
 configs AS MATERIALIZED (
     SELECT DISTINCT d.search_config::regconfig AS config FROM {document} d WHERE {document_scope}
 ),
+asked_in_votes AS MATERIALIZED (
+    SELECT a.config, count(*) AS votes
+    FROM unnest(%(question_configs)s::regconfig[]) AS a(config), unnest(%(words)s::text[]) AS w(word)
+    WHERE length(to_tsvector(a.config, w.word)) = 0
+    GROUP BY a.config
+),
+function_word_configs AS MATERIALIZED (
+    SELECT config FROM configs
+    UNION
+    SELECT config FROM asked_in_votes v
+    WHERE votes > coalesce((SELECT max(o.votes) FROM asked_in_votes o WHERE o.config <> v.config), 0)
+),
 query_terms AS MATERIALIZED (
     SELECT DISTINCT lexeme
     FROM unnest(%(words)s::text[]) AS w(word), configs,
          unnest(tsvector_to_array(to_tsvector(configs.config, w.word))) AS lexeme
-    WHERE NOT EXISTS (SELECT 1 FROM configs c WHERE length(to_tsvector(c.config, w.word)) = 0)
+    WHERE NOT EXISTS (SELECT 1 FROM function_word_configs c WHERE length(to_tsvector(c.config, w.word)) = 0)
 ),
 library AS MATERIALIZED (
     {library_size}
@@ -347,6 +367,7 @@ def _terms_values(*, text: str, app: str | None, source_type: str | None, params
         "max_df_share": params.max_df_share,
         "common_floor": params.common_floor,
         "size_cap": SCOPE_SIZE_CAP,
+        "question_configs": list(params.question_configs),
     }
 
 

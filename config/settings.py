@@ -219,6 +219,13 @@ RETRIEVAL_HYBRID_SENTENCE_POOL = env.int("RETRIEVAL_HYBRID_SENTENCE_POOL", defau
 RETRIEVAL_HYBRID_OTHER_LANGUAGE_WEIGHT = env.float("RETRIEVAL_HYBRID_OTHER_LANGUAGE_WEIGHT", default=0.7)
 RETRIEVAL_HYBRID_VECTOR_SEAT = env.bool("RETRIEVAL_HYBRID_VECTOR_SEAT", default=True)
 RETRIEVAL_HYBRID_TERM_COVERAGE = env.float("RETRIEVAL_HYBRID_TERM_COVERAGE", default=0.5)
+# The languages questions are asked in (ISO 639-1 codes with a stemmer): the function words of the one a question
+# is written in are never its search terms, even over docs in another language.
+RETRIEVAL_QUESTION_LANGUAGES = [
+    code.strip().lower()
+    for code in env.list("RETRIEVAL_QUESTION_LANGUAGES", default=["en", "es"])
+    if code.strip()
+]
 RETRIEVAL_PASSAGE_WORDS = env.int("RETRIEVAL_PASSAGE_WORDS", default=450)
 RETRIEVAL_TRIM = env.bool("RETRIEVAL_TRIM", default=False)
 # Calibrated for multilingual-e5-small on XQuAD EN+ES (docs/en/calibration.md): >= 99% answer retention.

@@ -17,7 +17,7 @@ from biblioteca.checks import hybrid_search_settings
 from biblioteca.embeddings import get_embedder
 from biblioteca.ingest import document_ingest
 from biblioteca.models import Document
-from biblioteca.retrieval import retrieve
+from biblioteca.retrieval import resolve_trim_params, retrieve, trim_terms
 from biblioteca.selectors import HybridParams, chunk_search, query_term_weights, sentences_for_chunks
 
 pytestmark = pytest.mark.django_db
@@ -526,6 +526,59 @@ def test_an_app_in_one_language_ranks_the_same_whatever_the_questions_language()
         assert [(c.pk, c.fused) for c in ranked[0]] == [(c.pk, c.fused) for c in ranked[1]]
 
 
+FOREIGN = {
+    "menu.md": "# Menu\n\nThe set menu is served de facto on the train, the dishes come a la carte while the "
+    "coach is en route, and each passenger pays for the meal with a token handed out at the door.",
+    "tokens.md": "# Tokens\n\nRefresh the token before it expires, then send the new one with every request.",
+    "hostname.md": "# Hostname\n\nThe os module returns the hostname of the machine the server runs on.",
+    "billing.md": "# Billing\n\nInvoices are sent on the first day of each month to the billing address.",
+}
+SPANISH_QUESTION = "¿Cómo renuevo el token de la sesión en el cliente?"
+
+
+@pytest.fixture
+def english_library():
+    for name, content in FOREIGN.items():
+        document_ingest(source_path=name, content=content, app="t-hybrid-foreign")
+    assert set(Document.objects.filter(app="t-hybrid-foreign").values_list("language", flat=True)) == {"en"}
+    return "t-hybrid-foreign"
+
+
+def test_a_question_in_another_language_than_the_docs_has_no_function_words_for_terms(english_library):
+    """`english` keeps `de`, `la` and `en`; the docs hold them once (`de facto`), so in a Spanish question they
+    were the rarest, heaviest terms, and put first the page that merely holds them."""
+    asked_in_nothing = HybridParams(vector_weight=0.0, question_configs=())
+    bare = query_term_weights(text=SPANISH_QUESTION, app=english_library, params=asked_in_nothing)
+    assert {"de", "la", "en"} <= set(bare)
+    assert paths(words_only(english_library, SPANISH_QUESTION, top_k=1, hybrid=asked_in_nothing)) == [
+        "menu.md"
+    ]
+
+    terms = query_term_weights(text=SPANISH_QUESTION, app=english_library)
+    assert {"de", "la", "en"}.isdisjoint(terms) and terms["token"] > 0
+    assert paths(words_only(english_library, SPANISH_QUESTION, top_k=1)) == ["tokens.md"]
+
+
+def test_a_question_in_the_docs_language_keeps_what_another_language_calls_a_function_word(english_library):
+    """`os` is a Spanish function word; in an English question it is Node's module."""
+    terms = query_term_weights(text="How do I read the hostname with the os module?", app=english_library)
+    assert terms["os"] > 0 and terms["hostnam"] > 0
+    # a question in no language (an identifier, a word both languages keep) loses nothing either
+    assert set(query_term_weights(text="token", app=english_library)) == {"token"}
+
+
+def test_the_terms_trimming_reads_follow_the_question_languages_setting(english_library, settings):
+    """After a search by vectors alone, trimming asks for the question's terms itself, under the same setting."""
+    trim = resolve_trim_params()
+    assert {"de", "la", "en"}.isdisjoint(
+        trim_terms(SPANISH_QUESTION, params=trim, filters={"app": english_library})
+    )
+    settings.RETRIEVAL_QUESTION_LANGUAGES = []
+    assert {"de", "la", "en"} <= set(
+        trim_terms(SPANISH_QUESTION, params=trim, filters={"app": english_library})
+    )
+
+
 def test_a_small_app_keeps_the_words_several_of_its_pages_share():
     for i, topic in enumerate(("monthly", "yearly", "refunded")):
         document_ingest(
@@ -612,6 +665,14 @@ def test_a_negative_term_coverage_is_a_configuration_error(settings):
     settings.RETRIEVAL_HYBRID_TERM_COVERAGE = -0.5
     assert [m.id for m in hybrid_search_settings()] == ["biblioteca.E007"]
     settings.RETRIEVAL_HYBRID_TERM_COVERAGE = 0.0
+    assert hybrid_search_settings() == []
+
+
+def test_a_question_language_postgresql_cannot_stem_is_a_configuration_error(settings):
+    settings.RETRIEVAL_QUESTION_LANGUAGES = ["es", "xx"]
+    (error,) = hybrid_search_settings()
+    assert error.id == "biblioteca.E009" and "'xx'" in error.msg
+    settings.RETRIEVAL_QUESTION_LANGUAGES = ["es", "de"]
     assert hybrid_search_settings() == []
 
 
