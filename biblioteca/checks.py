@@ -135,7 +135,8 @@ def vector_search_settings(app_configs=None, **kwargs):
 def hybrid_search_settings(app_configs=None, **kwargs):
     """The language weight is a share of a score: above 0 (0 would tie every section in another language at
     nothing), at most 1. The term coverage is an exponent: below 0 it would favour sections holding fewer of the
-    question's terms. A question language needs PostgreSQL's function words for it."""
+    question's terms. A question language needs PostgreSQL's function words for it. A negative language shift
+    would move a question away from the docs' language."""
     from django.conf import settings
 
     problems = []
@@ -167,6 +168,15 @@ def hybrid_search_settings(app_configs=None, **kwargs):
                 f"RETRIEVAL_QUESTION_LANGUAGES names {', '.join(map(repr, unknown))}, which PostgreSQL cannot stem.",
                 hint=f"Use ISO 639-1 codes among: {', '.join(sorted(SEARCH_CONFIGS))}.",
                 id="biblioteca.E009",
+            )
+        )
+    if settings.RETRIEVAL_LANGUAGE_SHIFT < 0:
+        problems.append(
+            Error(
+                f"RETRIEVAL_LANGUAGE_SHIFT is {settings.RETRIEVAL_LANGUAGE_SHIFT}.",
+                hint="Use 0 (off) or more; the default, 1, moves a question by the whole difference between "
+                "the languages.",
+                id="biblioteca.E010",
             )
         )
     return problems

@@ -55,6 +55,15 @@ class Embedder:
         self.texts_embedded += len(texts)
         return self._checked(self._embed_or_fail(texts, is_query=False), len(texts))
 
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Questions' vectors in one call, as `embed_query` makes them but past the query-vector cache."""
+        texts = [normalise_question(text) for text in texts]
+        if not texts:
+            return np.zeros((0, self.dimensions), dtype=np.float32)
+        self.calls += 1
+        self.texts_embedded += len(texts)
+        return self._checked(self._embed_or_fail(texts, is_query=True), len(texts))
+
     def embed_query(self, text: str) -> np.ndarray:
         """The question's vector, from the query-vector cache when this question (normalised) was seen."""
         question = normalise_question(text)

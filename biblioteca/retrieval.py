@@ -21,6 +21,7 @@ import numpy as np
 from django.conf import settings
 
 from biblioteca.embeddings import get_embedder
+from biblioteca.language_shift import docs_language_vector
 from biblioteca.passages import heading_path_at, packed_passage_sentences, passage_sentences
 from biblioteca.retrieval_cache import retrieval_cache_get, retrieval_cache_key, retrieval_cache_put
 from biblioteca.search import RetrievedChunk, hybrid_params, search
@@ -307,11 +308,13 @@ def retrieval_prepare(
     score_sentences: bool = False,
 ) -> PreparedRetrieval:
     """The best `top_k` passages for `query`, found by vectors and full text (`hybrid`, or when None
-    RETRIEVAL_HYBRID), with each one's tokens; `query_vector` skips embedding the query. With
-    `score_sentences` the passages carry their sentences' cosines, so trimming them reads nothing more."""
+    RETRIEVAL_HYBRID), with each one's tokens; `query_vector` skips embedding the query. A question in another
+    language than the docs is searched and trimmed with its vector moved towards theirs (`docs_language_vector`).
+    With `score_sentences` the passages carry their sentences' cosines, so trimming them reads nothing more."""
     started = time.perf_counter()
     if query_vector is None:
         query_vector = get_embedder().embed_query(query)
+    query_vector = docs_language_vector(query_vector, question=query, filters=filters)
     embedded = time.perf_counter()
     do_hybrid = settings.RETRIEVAL_HYBRID if hybrid is None else hybrid
     chunks = search(

@@ -46,8 +46,10 @@ _EMBEDDING_SETTINGS = (
 )
 
 _PACKAGE = Path(__file__).resolve().parent
-# The modules whose code decides which passages come back and how they are cut.
+# The modules whose code (and data: the reference questions) decides which passages come back and how they are cut.
 _RESULT_CODE = (
+    "data",
+    "language_shift.py",
     "passages.py",
     "retrieval.py",
     "search.py",
@@ -59,10 +61,11 @@ _RESULT_CODE = (
 
 
 def code_fingerprint(paths: Iterable[Path]) -> str:
-    """A digest of the Python sources under `paths` (files, or folders read recursively), in a stable order."""
+    """A digest of the Python sources and text data under `paths` (files, or folders read recursively), in a
+    stable order."""
     digest = hashlib.sha256()
     for path in paths:
-        files = sorted(path.rglob("*.py")) if path.is_dir() else [path]
+        files = sorted(f for f in path.rglob("*") if f.suffix in (".py", ".txt")) if path.is_dir() else [path]
         for file in files:
             digest.update(file.name.encode())
             digest.update(file.read_bytes())

@@ -20,6 +20,7 @@ from pgvector.django import CosineDistance
 
 from biblioteca.models import Chunk, Document, LibraryGeneration, Sentence
 from biblioteca.passages import PACKED_SENTENCE, Piece
+from biblioteca.text.lexical import SEARCH_LANGUAGES
 from biblioteca.text.question_words import question_text
 from biblioteca.vector_session import vector_search_session
 from config.replicas import read_connection, replica_reads
@@ -327,7 +328,7 @@ SELECT c.id, c.document_id, c.chunk_index, c.heading_path, c.text, c.start_offse
        c.embedding_model, {document_columns}, 1 - (c.embedding <=> (SELECT vector FROM question)) AS score,
        f.fused, f.vector_rank, f.lexical_rank, f.sentence_rank,
        (SELECT json_object_agg(lexeme, weight) FROM term_weights) AS query_terms,
-       (SELECT count(*) FROM configs) AS scope_languages
+       (SELECT array_agg(config::text) FROM configs) AS scope_configs
 FROM fused f JOIN {chunk} c ON c.id = f.id JOIN {document} d ON d.id = c.document_id
 ORDER BY f.place
 """
@@ -387,15 +388,30 @@ def query_term_weights(
         return {lexeme: float(weight) for lexeme, weight in cursor.fetchall()}
 
 
-# How many languages each scope's documents are in, as its last search counted them (every search statement
-# counts them): a scope in one language searches without the language votes, and the first search after a
-# second language arrives finds the new count and searches again with them. Unknown scopes count as several.
-_scope_languages: dict[tuple[str | None, str | None], int] = {}
+# The text-search configurations (languages) of each scope's documents, as its last search found them (every
+# search statement reads them): a scope in one language searches without the language votes, and the first
+# search after a second language arrives finds it and searches again with them. Unknown scopes count as several.
+_scope_configs: dict[tuple[str | None, str | None], frozenset[str]] = {}
 
 
 def forget_scope_languages() -> None:
-    """Forget every scope's language count: the next search of each counts again, with the votes on."""
-    _scope_languages.clear()
+    """Forget every scope's languages: the next search of each reads them again, with the votes on."""
+    _scope_configs.clear()
+
+
+@replica_reads()
+def scope_document_languages(*, app: str | None = None, source_type: str | None = None) -> frozenset[str]:
+    """The languages (ISO 639-1; `""` for none PostgreSQL stems) of the documents a search in this scope reads:
+    as the scope's last search statement in this process found them, else read now."""
+    configs = _scope_configs.get((app, source_type))
+    if configs is None:
+        documents = Document.objects.all()
+        if app:
+            documents = documents.filter(app=app)
+        if source_type:
+            documents = documents.filter(source_type=source_type)
+        configs = frozenset(documents.order_by().values_list("search_config", flat=True).distinct())
+    return frozenset(SEARCH_LANGUAGES.get(config, "") for config in configs)
 
 
 def _hybrid_sql(*, app: str | None, source_type: str | None, params: HybridParams, several: bool) -> str:
@@ -458,13 +474,14 @@ def hybrid_chunk_search(
     weighs_languages = params.other_language_weight != 1.0
     # A scope in one language (every factor would be 1) searches without the votes: they cost its statement
     # about a millisecond of planning and execution.
-    several = weighs_languages and _scope_languages.get(scope, 2) > 1
+    known = _scope_configs.get(scope)
+    several = weighs_languages and (known is None or len(known) > 1)
     raw, chunks = run(several)
-    if chunks and weighs_languages and not several and chunks[0].scope_languages > 1:
+    if chunks and weighs_languages and not several and len(chunks[0].scope_configs or ()) > 1:
         # A second language arrived since this process last searched the scope: search again with the votes.
         raw, chunks = run(True)
     if chunks:
-        _scope_languages[scope] = chunks[0].scope_languages
+        _scope_configs[scope] = frozenset(chunks[0].scope_configs or ())
     for chunk in chunks:
         chunk.document = Document.from_db(
             raw.db,

@@ -226,6 +226,9 @@ RETRIEVAL_QUESTION_LANGUAGES = [
     for code in env.list("RETRIEVAL_QUESTION_LANGUAGES", default=["en", "es"])
     if code.strip()
 ]
+# A question in another language than the docs (all in one language) has its vector moved this far towards
+# the docs' language (biblioteca/language_shift.py); 0: off.
+RETRIEVAL_LANGUAGE_SHIFT = env.float("RETRIEVAL_LANGUAGE_SHIFT", default=1.0)
 RETRIEVAL_PASSAGE_WORDS = env.int("RETRIEVAL_PASSAGE_WORDS", default=450)
 RETRIEVAL_TRIM = env.bool("RETRIEVAL_TRIM", default=False)
 # Calibrated for multilingual-e5-small on XQuAD EN+ES (docs/en/calibration.md): >= 99% answer retention.

@@ -39,6 +39,7 @@ SEARCH_CONFIGS = {
     "sv": "swedish",
     "tr": "turkish",
 }
+SEARCH_LANGUAGES = {config: code for code, config in SEARCH_CONFIGS.items()}
 SIMPLE_CONFIG = "simple"
 # A flag named by a common word (`--app`, `--host`, `--force`) would be found only by that word, which most pages
 # hold; its own word is as rare as the flag. PostgreSQL's parser drops the dashes, so the flag is spelled out.

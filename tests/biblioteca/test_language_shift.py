@@ -1,0 +1,131 @@
+"""A question in another language than the docs: its vector moved towards the docs' language, with the real model."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from biblioteca.checks import hybrid_search_settings
+from biblioteca.embeddings import get_embedder
+from biblioteca.ingest import document_ingest
+from biblioteca.language_shift import docs_language_vector, language_means, reference_questions
+from biblioteca.models import Chunk
+from biblioteca.retrieval import retrieval_prepare
+from biblioteca.selectors import forget_scope_languages, scope_document_languages
+from tests.conftest import free_port
+
+pytestmark = pytest.mark.django_db
+
+ENGLISH = {
+    "tokens.md": "# Tokens\n\nRefresh the access token before it expires, then send the new one with every "
+    "request to the server.",
+    "uploads.md": "# Uploads\n\nLarge files are uploaded in parts, and the server joins the parts once the last "
+    "one has arrived.",
+}
+SPANISH = {
+    "tokens.md": "# Tokens\n\nRenueva el token de acceso antes de que caduque y envía el nuevo con cada petición "
+    "al servidor.",
+}
+SPANISH_QUESTION = "¿Cómo renuevo el token de acceso antes de que caduque?"
+ENGLISH_QUESTION = "How do I refresh the access token before it expires?"
+
+
+@pytest.fixture
+def apps():
+    for name, content in ENGLISH.items():
+        document_ingest(source_path=name, content=content, app="t-shift-en")
+        document_ingest(source_path=f"en/{name}", content=content, app="t-shift-both")
+    for name, content in SPANISH.items():
+        document_ingest(source_path=f"es/{name}", content=content, app="t-shift-both")
+    assert scope_document_languages(app="t-shift-en") == {"en"}
+    assert scope_document_languages(app="t-shift-both") == {"en", "es"}
+    return "t-shift-en"
+
+
+def test_the_reference_questions_are_the_same_questions_in_each_language():
+    questions = reference_questions()
+    assert set(questions) >= {"en", "es"}
+    english = questions["en"]
+    assert len(english) >= 100 and len(set(english)) == len(english)
+    for language, lines in questions.items():
+        assert len(lines) == len(english), language
+        for mine, theirs in zip(lines, english):
+            assert re.findall(r"`[^`]*`", mine) == re.findall(r"`[^`]*`", theirs)
+
+
+def test_a_question_in_another_language_than_the_docs_moves_towards_theirs(apps):
+    embedder = get_embedder()
+    spanish, english = embedder.embed_query(SPANISH_QUESTION), embedder.embed_query(ENGLISH_QUESTION)
+    moved = docs_language_vector(spanish, question=SPANISH_QUESTION, filters={"app": apps})
+    assert moved.shape == spanish.shape and np.isclose(np.linalg.norm(moved), 1.0)
+    # nearer the same question asked in English, and nearer English questions at large
+    assert float(moved @ english) > float(spanish @ english)
+    means = language_means()
+    assert float(moved @ means["en"]) > float(spanish @ means["en"])
+
+
+def test_a_question_in_the_docs_language_or_over_docs_in_several_is_not_moved(apps):
+    embedder = get_embedder()
+    english = embedder.embed_query(ENGLISH_QUESTION)
+    assert docs_language_vector(english, question=ENGLISH_QUESTION, filters={"app": apps}) is english
+    spanish = embedder.embed_query(SPANISH_QUESTION)
+    assert (
+        docs_language_vector(spanish, question=SPANISH_QUESTION, filters={"app": "t-shift-both"}) is spanish
+    )
+    # a question too short to tell its language
+    assert docs_language_vector(spanish, question="`token`", filters={"app": apps}) is spanish
+
+
+def test_the_shift_follows_its_setting_and_embeds_the_reference_questions_once(apps, settings):
+    embedder = get_embedder()
+    spanish = embedder.embed_query(SPANISH_QUESTION)
+    settings.RETRIEVAL_LANGUAGE_SHIFT = 0
+    calls = embedder.calls
+    assert docs_language_vector(spanish, question=SPANISH_QUESTION, filters={"app": apps}) is spanish
+    settings.RETRIEVAL_LANGUAGE_SHIFT = 1.0
+    whole = docs_language_vector(spanish, question=SPANISH_QUESTION, filters={"app": apps})
+    settings.RETRIEVAL_LANGUAGE_SHIFT = 0.5
+    half = docs_language_vector(spanish, question=SPANISH_QUESTION, filters={"app": apps})
+    assert float(half @ spanish) > float(whole @ spanish)
+    assert embedder.calls - calls <= 1  # the reference means, at most once per process and model
+
+
+def test_retrieval_searches_and_trims_with_the_moved_vector(apps):
+    spanish = get_embedder().embed_query(SPANISH_QUESTION)
+    prepared = retrieval_prepare(SPANISH_QUESTION, top_k=2, filters={"app": apps}, query_vector=spanish)
+    moved = docs_language_vector(spanish, question=SPANISH_QUESTION, filters={"app": apps})
+    assert np.allclose(prepared.query_vector, moved) and not np.allclose(moved, spanish)
+    first = prepared.chunks[0]
+    assert first.title == "Tokens"
+    stored = np.asarray(Chunk.objects.get(pk=first.id).embedding, dtype=np.float32)
+    assert first.score == pytest.approx(float(stored @ moved), abs=1e-3)
+
+
+def test_the_docs_languages_come_with_the_last_search_of_their_scope(apps, django_assert_num_queries):
+    """The search statement reads the scope's languages anyway; only a scope not searched yet costs a query."""
+    forget_scope_languages()
+    with django_assert_num_queries(1):
+        assert scope_document_languages(app=apps) == {"en"}
+    retrieval_prepare(ENGLISH_QUESTION, top_k=1, filters={"app": apps}, hybrid=True)
+    with django_assert_num_queries(0):
+        assert scope_document_languages(app=apps) == {"en"}
+
+
+def test_a_model_that_cannot_embed_the_reference_questions_leaves_the_question_as_asked(apps, settings):
+    """A real, unreachable embeddings server: the question (its vector given) is still searched, unmoved."""
+    spanish = get_embedder().embed_query(SPANISH_QUESTION)
+    settings.EMBEDDING_BACKEND = "openai"
+    settings.EMBEDDING_BASE_URL = f"http://127.0.0.1:{free_port()}/v1"
+    settings.EMBEDDING_MODEL = "unreachable"
+    settings.EMBEDDING_TIMEOUT = 1.0
+    settings.EMBEDDING_MAX_RETRIES = 0
+    assert docs_language_vector(spanish, question=SPANISH_QUESTION, filters={"app": apps}) is spanish
+
+
+def test_a_negative_shift_is_a_configuration_error(settings):
+    settings.RETRIEVAL_LANGUAGE_SHIFT = -1
+    assert [m.id for m in hybrid_search_settings()] == ["biblioteca.E010"]
+    settings.RETRIEVAL_LANGUAGE_SHIFT = 0
+    assert hybrid_search_settings() == []
