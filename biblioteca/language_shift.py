@@ -5,12 +5,15 @@ question in English (0.80 against 0.83 for npm's `name` limit), and far enough t
 the 40 the vector side ranks. Much of that distance is the language itself, the same for every question: the
 mean vector of a set of help questions in one language minus the mean of the same questions in another.
 Adding that difference to a question's vector moves it into the docs' language. The questions are ours, in
-`biblioteca/data/questions_<lang>.txt`, line for line the same in each language; their means are computed with
-the configured embedder the first time a question needs them, once per process and model.
+`biblioteca/data/questions_<lang>.txt`, line for line the same in each language. Their means for the default
+model ship in `language_means.npz` (`manage.py language_means` writes it); for another model, or questions
+changed since, they are computed the first time a question needs them, once per process (320 questions: seven
+seconds on two cores with the local model).
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
@@ -23,6 +26,7 @@ from biblioteca.selectors import scope_document_languages
 from biblioteca.text.lexical import detect_language
 
 QUESTION_SETS = Path(__file__).parent / "data"
+SHIPPED_MEANS = QUESTION_SETS / "language_means.npz"
 
 
 @lru_cache(maxsize=1)
@@ -35,13 +39,45 @@ def reference_questions() -> Mapping[str, list[str]]:
     return {language: [q for q in questions if q] for language, questions in sets.items()}
 
 
-@lru_cache(maxsize=4)
-def _language_means(identity: str) -> Mapping[str, np.ndarray]:
+def questions_digest() -> str:
+    """What the reference questions say, so means computed from other questions are not used."""
+    digest = hashlib.sha256()
+    for language, questions in sorted(reference_questions().items()):
+        digest.update(language.encode())
+        digest.update("\n".join(questions).encode())
+    return digest.hexdigest()[:16]
+
+
+def computed_means() -> dict[str, np.ndarray]:
+    """Each language's mean, embedded now with the configured embedder."""
     embedder = get_embedder()
     return {
         language: embedder.embed_queries(questions).mean(axis=0)
         for language, questions in reference_questions().items()
     }
+
+
+def shipped_means(identity: str) -> dict[str, np.ndarray] | None:
+    """The means `language_means.npz` holds, when written by this model from these questions."""
+    if not SHIPPED_MEANS.exists():
+        return None
+    with np.load(SHIPPED_MEANS, allow_pickle=False) as shipped:
+        if str(shipped["identity"]) != identity or str(shipped["questions"]) != questions_digest():
+            return None
+        return {language: shipped[language] for language in reference_questions()}
+
+
+def write_shipped_means() -> Path:
+    """Write the configured model's means to `language_means.npz`, for every process to read."""
+    identity = get_embedder().query_identity()
+    np.savez(SHIPPED_MEANS, identity=identity, questions=questions_digest(), **computed_means())
+    _language_means.cache_clear()
+    return SHIPPED_MEANS
+
+
+@lru_cache(maxsize=4)
+def _language_means(identity: str) -> Mapping[str, np.ndarray]:
+    return shipped_means(identity) or computed_means()
 
 
 def language_means() -> Mapping[str, np.ndarray]:

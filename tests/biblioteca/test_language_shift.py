@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
+import io
 import re
 
 import numpy as np
 import pytest
+from django.core.management import call_command
 
+from biblioteca import language_shift
 from biblioteca.checks import hybrid_search_settings
 from biblioteca.embeddings import get_embedder
 from biblioteca.ingest import document_ingest
-from biblioteca.language_shift import docs_language_vector, language_means, reference_questions
+from biblioteca.language_shift import (
+    computed_means,
+    docs_language_vector,
+    language_means,
+    reference_questions,
+    shipped_means,
+)
 from biblioteca.models import Chunk
 from biblioteca.retrieval import retrieval_prepare
 from biblioteca.selectors import forget_scope_languages, scope_document_languages
@@ -89,7 +98,29 @@ def test_the_shift_follows_its_setting_and_embeds_the_reference_questions_once(a
     settings.RETRIEVAL_LANGUAGE_SHIFT = 0.5
     half = docs_language_vector(spanish, question=SPANISH_QUESTION, filters={"app": apps})
     assert float(half @ spanish) > float(whole @ spanish)
-    assert embedder.calls - calls <= 1  # the reference means, at most once per process and model
+    assert embedder.calls == calls  # the default model's means ship with the code: nothing embedded
+
+
+def test_the_shipped_means_are_the_default_models_for_todays_questions():
+    """Fails when the reference questions change and `manage.py language_means` was not run."""
+    identity = get_embedder().query_identity()
+    shipped = shipped_means(identity)
+    assert shipped is not None, "run manage.py language_means"
+    computed = computed_means()
+    assert set(shipped) == set(computed) == set(reference_questions())
+    for language, mean in computed.items():
+        assert np.allclose(shipped[language], mean, atol=1e-5)
+    assert shipped_means("AnotherEmbedder|another-model|384") is None
+
+
+def test_the_command_writes_the_means_every_process_reads(tmp_path, monkeypatch):
+    monkeypatch.setattr(language_shift, "SHIPPED_MEANS", tmp_path / "means.npz")
+    call_command("language_means", stdout=io.StringIO())
+    identity = get_embedder().query_identity()
+    written = shipped_means(identity)
+    assert written is not None
+    assert all(np.allclose(written[k], v) for k, v in language_means().items())
+    assert shipped_means("AnotherEmbedder|another-model|384") is None
 
 
 def test_retrieval_searches_and_trims_with_the_moved_vector(apps):
