@@ -87,7 +87,7 @@ def test_a_question_in_the_docs_language_or_over_docs_in_several_is_not_moved(ap
     assert docs_language_vector(spanish, question="`token`", filters={"app": apps}) is spanish
 
 
-def test_the_shift_follows_its_setting_and_embeds_the_reference_questions_once(apps, settings):
+def test_the_shift_follows_its_setting_and_embeds_nothing_with_the_default_model(apps, settings):
     embedder = get_embedder()
     spanish = embedder.embed_query(SPANISH_QUESTION)
     settings.RETRIEVAL_LANGUAGE_SHIFT = 0
