@@ -48,21 +48,11 @@ class Embedder:
         self.cache_hits = 0
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        texts = list(texts)
-        if not texts:
-            return np.zeros((0, self.dimensions), dtype=np.float32)
-        self.calls += 1
-        self.texts_embedded += len(texts)
-        return self._checked(self._embed_or_fail(texts, is_query=False), len(texts))
+        return self._embed_counted(list(texts), is_query=False)
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         """Questions' vectors in one call, as `embed_query` makes them but past the query-vector cache."""
-        texts = [normalise_question(text) for text in texts]
-        if not texts:
-            return np.zeros((0, self.dimensions), dtype=np.float32)
-        self.calls += 1
-        self.texts_embedded += len(texts)
-        return self._checked(self._embed_or_fail(texts, is_query=True), len(texts))
+        return self._embed_counted([normalise_question(text) for text in texts], is_query=True)
 
     def embed_query(self, text: str) -> np.ndarray:
         """The question's vector, from the query-vector cache when this question (normalised) was seen."""
@@ -73,9 +63,7 @@ class Embedder:
             if cached is not None:
                 self.cache_hits += 1
                 return cached
-        self.calls += 1
-        self.texts_embedded += 1
-        vector = self._checked(self._embed_or_fail([question], is_query=True), 1)[0]
+        vector = self._embed_counted([question], is_query=True)[0]
         if key is not None:
             query_vector_put(key=key, vector=vector)
         return vector
@@ -83,6 +71,14 @@ class Embedder:
     def query_identity(self) -> str:
         """Everything besides the question that decides a query vector."""
         return f"{type(self).__name__}|{self.model_name}|{self.dimensions}"
+
+    def _embed_counted(self, texts: list[str], *, is_query: bool) -> np.ndarray:
+        """`texts`' vectors in one call, counted; no call for no texts."""
+        if not texts:
+            return np.zeros((0, self.dimensions), dtype=np.float32)
+        self.calls += 1
+        self.texts_embedded += len(texts)
+        return self._checked(self._embed_or_fail(texts, is_query=is_query), len(texts))
 
     def _embed_or_fail(self, texts: list[str], *, is_query: bool):
         """Whatever goes wrong inside a model or its client (a malformed answer, a bug) is an EmbeddingError,
