@@ -123,7 +123,8 @@ def app_name(dataset: str, lang: str) -> str:
 
 
 def parse_config(text: str) -> dict[str, object]:
-    """`RETRIEVAL_HYBRID=false RETRIEVAL_TRIM_THRESHOLD=0.85` -> settings overrides (typed like the settings)."""
+    """`RETRIEVAL_HYBRID=false RETRIEVAL_TRIM_THRESHOLD=0.85 RETRIEVAL_QUESTION_LANGUAGES=en,es` -> settings
+    overrides (typed like the settings; a list setting is comma-separated, empty for none)."""
     out: dict[str, object] = {}
     for pair in text.split():
         name, _, raw = pair.partition("=")
@@ -131,7 +132,9 @@ def parse_config(text: str) -> dict[str, object]:
             raise SystemExit(f"unknown setting {name!r}")
         current = getattr(settings, name)
         low = raw.lower()
-        if low in ("off", "none", ""):
+        if isinstance(current, list | tuple):
+            value = [item.strip() for item in low.split(",") if item.strip()]
+        elif low in ("off", "none", ""):
             value = None
         elif isinstance(current, bool):
             value = low in ("1", "true", "yes", "on")
