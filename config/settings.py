@@ -367,10 +367,12 @@ DATABASE_POOL_TIMEOUT = env.float("DATABASE_POOL_TIMEOUT", default=10.0)
 DATABASE_DISABLE_SERVER_SIDE_CURSORS = env.bool("DATABASE_DISABLE_SERVER_SIDE_CURSORS", default=False)
 # The HNSW index over chunk vectors and how searches walk it (README: "Sizing"; bench/scale.py measured the
 # defaults). m and ef_construction are read when the index is built (migration 0001, `rebuild_vector_index`);
-# ef_search, the iterative scan and its tuple budget with SET LOCAL inside each search's transaction.
+# ef_search, the iterative scan and its tuple budget with SET LOCAL inside each search's transaction. ef_search
+# is four times the vector side's 40 candidates (RETRIEVAL_HYBRID_CANDIDATES): at twice, a filtered search in a
+# shared table missed some of its app's 40 nearest chunks (docs/*/calibration.md).
 RETRIEVAL_HNSW_M = env.int("RETRIEVAL_HNSW_M", default=16)
 RETRIEVAL_HNSW_EF_CONSTRUCTION = env.int("RETRIEVAL_HNSW_EF_CONSTRUCTION", default=64)
-RETRIEVAL_EF_SEARCH = env.int("RETRIEVAL_EF_SEARCH", default=80)
+RETRIEVAL_EF_SEARCH = env.int("RETRIEVAL_EF_SEARCH", default=160)
 RETRIEVAL_ITERATIVE_SCAN = env.str("RETRIEVAL_ITERATIVE_SCAN", default="strict_order")
 RETRIEVAL_MAX_SCAN_TUPLES = env.int("RETRIEVAL_MAX_SCAN_TUPLES", default=0)
 _database_options = dict(
