@@ -9,6 +9,8 @@ from django.conf import settings
 from django.db import connections, transaction
 
 ITERATIVE_SCAN_MODES = ("off", "relaxed_order", "strict_order")
+PGVECTOR_DEFAULT_EF_SEARCH = 40
+PGVECTOR_MAX_EF_SEARCH = 1000
 
 
 def vector_search_parameters(*, iterative: bool) -> dict[str, str]:
