@@ -166,13 +166,29 @@ def vector_search_settings(app_configs=None, **kwargs):
 
 @register()
 def hybrid_search_settings(app_configs=None, **kwargs):
-    """The language weight is a share of a score: above 0 (0 would tie every section in another language at
-    nothing), at most 1. The term coverage is an exponent: below 0 it would favour sections holding fewer of the
+    """The sides' weights, candidates and fusion constant are 0 or more. The language weight is a share of a score:
+    above 0 (0 would tie every section in another language at nothing), at most 1. The term coverage is an exponent: below 0 it would favour sections holding fewer of the
     question's terms. A question language needs PostgreSQL's function words for it. A negative language shift
     would move a question away from the docs' language."""
     from django.conf import settings
 
-    problems = []
+    problems = [
+        Error(
+            f"RETRIEVAL_HYBRID_{name} is {getattr(settings, f'RETRIEVAL_HYBRID_{name}')}.",
+            hint="Use 0 or more: a negative weight ranks the worst matches first, and a negative count or fusion "
+            "constant fails every search.",
+            id="biblioteca.E012",
+        )
+        for name in (
+            "CANDIDATES",
+            "RRF_K",
+            "SENTENCE_POOL",
+            "VECTOR_WEIGHT",
+            "LEXICAL_WEIGHT",
+            "SENTENCE_WEIGHT",
+        )
+        if getattr(settings, f"RETRIEVAL_HYBRID_{name}") < 0
+    ]
     weight = settings.RETRIEVAL_HYBRID_OTHER_LANGUAGE_WEIGHT
     if not 0 < weight <= 1:
         problems.append(

@@ -119,6 +119,8 @@ class TrimParams:
             raise TrimParamError("min_sentences", "must be >= 1: a kept chunk is never empty")
         if self.lexical_weight is not None and self.lexical_weight < 0:
             raise TrimParamError("lexical_weight", "must be >= 0")
+        if self.heading_weight < 0:
+            raise TrimParamError("heading_weight", "must be >= 0")
         if self.spread_factor is not None and self.spread_factor <= 0:
             raise TrimParamError("spread_factor", "must be > 0")
         for name in ("identifier_units", "paragraph_follow", "reason_follow", "gap_words"):

@@ -682,3 +682,14 @@ def test_a_language_weight_outside_its_range_is_a_configuration_error(settings, 
     assert [m.id for m in hybrid_search_settings()] == ["biblioteca.E006"]
     settings.RETRIEVAL_HYBRID_OTHER_LANGUAGE_WEIGHT = 1.0
     assert hybrid_search_settings() == []
+
+
+@pytest.mark.parametrize(
+    "name", ["CANDIDATES", "RRF_K", "SENTENCE_POOL", "VECTOR_WEIGHT", "LEXICAL_WEIGHT", "SENTENCE_WEIGHT"]
+)
+def test_a_negative_count_weight_or_fusion_constant_is_a_configuration_error(settings, name):
+    setattr(settings, f"RETRIEVAL_HYBRID_{name}", -1)
+    (error,) = hybrid_search_settings()
+    assert error.id == "biblioteca.E012" and f"RETRIEVAL_HYBRID_{name}" in error.msg
+    setattr(settings, f"RETRIEVAL_HYBRID_{name}", 0)
+    assert hybrid_search_settings() == []

@@ -817,6 +817,13 @@ def test_the_follow_rules_reject_negative_counts():
         TrimParams(threshold=0.5, reason_follow=-1)
 
 
+def test_a_negative_heading_weight_is_refused():
+    """Negative, a heading holding the question's words would push its section's lines under those of others."""
+    with pytest.raises(ValueError, match="heading_weight"):
+        TrimParams(threshold=0.5, heading_weight=-0.5)
+    assert TrimParams(threshold=0.5, heading_weight=0.0).heading_weight == 0.0
+
+
 def test_a_short_lone_unit_between_two_kept_ones_is_kept_a_long_one_or_a_heading_is_not():
     c = chunk(
         ["Match one.", "Only one level of access.", "Match two.", "Far.", "Far.", "Match three."],
