@@ -87,6 +87,27 @@ def embedding_model_matches(app_configs=None, **kwargs):
 
 
 @register()
+def chunk_settings(app_configs=None, **kwargs):
+    """CHUNK_SIZE and CHUNK_OVERLAP as the chunker takes them: otherwise every page ingested would fail."""
+    from django.conf import settings
+
+    from biblioteca.text.chunking import check_chunk_sizes
+
+    try:
+        check_chunk_sizes(settings.CHUNK_SIZE, settings.CHUNK_OVERLAP)
+    except ValueError as exc:
+        return [
+            Error(
+                f"CHUNK_SIZE {settings.CHUNK_SIZE}, CHUNK_OVERLAP {settings.CHUNK_OVERLAP}: {exc}.",
+                hint="Use a size of at least 1 word and an overlap from 0 to less than the size (500 and 50 by "
+                "default).",
+                id="biblioteca.E013",
+            )
+        ]
+    return []
+
+
+@register()
 def vector_search_width(app_configs=None, **kwargs):
     """ef_search must be a value pgvector takes: it checks the value only once a connection has loaded it, so one
     past 1,000 passes a connection's first search and fails every later one. Under the vector side's candidates,

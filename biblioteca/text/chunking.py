@@ -150,6 +150,16 @@ def document_title(*, filename: str, content: str) -> str:
     return _title(_analyse(content), filename)
 
 
+def check_chunk_sizes(chunk_size: int, chunk_overlap: int) -> None:
+    """Raise ValueError unless chunks hold at least a word and overlap by less than a whole chunk."""
+    if chunk_size < 1:
+        raise ValueError(f"chunk_size must be at least 1, got {chunk_size}")
+    if not 0 <= chunk_overlap < chunk_size:
+        raise ValueError(
+            f"chunk_overlap must be >= 0 and smaller than chunk_size ({chunk_size}), got {chunk_overlap}"
+        )
+
+
 def chunk_markdown(
     *,
     filename: str,
@@ -162,12 +172,7 @@ def chunk_markdown(
 
     An explicit non-blank ``title`` wins over the one derived by ``document_title``.
     """
-    if chunk_size < 1:
-        raise ValueError(f"chunk_size must be at least 1, got {chunk_size}")
-    if not 0 <= chunk_overlap < chunk_size:
-        raise ValueError(
-            f"chunk_overlap must be >= 0 and smaller than chunk_size ({chunk_size}), got {chunk_overlap}"
-        )
+    check_chunk_sizes(chunk_size, chunk_overlap)
     doc = _analyse(content, mdx=_is_mdx(filename))
     doc_title = title.strip() if title and title.strip() else _title(doc, filename)
 

@@ -9,6 +9,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from biblioteca.checks import chunk_settings
 from biblioteca.embeddings import Embedder, EmbeddingError, get_embedder
 from biblioteca.ingest import directory_ingest, document_ingest
 from biblioteca.models import Chunk, Document, Sentence
@@ -270,3 +271,14 @@ def test_a_sentence_repeated_in_overlapping_chunks_is_embedded_once(settings):
     repeated = Sentence.objects.filter(chunk__document__app="t-dedupe").values_list("text", flat=True)
     assert len(repeated) > len(set(repeated)), "the overlap must repeat some sentences"
     assert embedder.texts_embedded - texts == result.embedded_texts == len(chunks) + len(set(repeated))
+
+
+@pytest.mark.parametrize(("size", "overlap"), [(0, 0), (-5, 0), (50, 50), (50, 80), (500, -1)])
+def test_chunk_sizes_the_chunker_refuses_are_a_configuration_error(settings, size, overlap):
+    settings.CHUNK_SIZE, settings.CHUNK_OVERLAP = size, overlap
+    (error,) = chunk_settings()
+    assert error.id == "biblioteca.E013"
+    with pytest.raises(ValueError):
+        document_ingest(source_path="sizes.md", content="# Sizes\n\nOne page.\n", app="sizes")
+    settings.CHUNK_SIZE, settings.CHUNK_OVERLAP = 50, 49
+    assert chunk_settings() == []
