@@ -57,8 +57,21 @@ def connection_settings(
     options = config.setdefault("OPTIONS", {})
     options["connect_timeout"] = connect_timeout
     if pool:
-        options["pool"] = dict(pool)
+        options["pool"] = checked_pool(pool)
     return config
+
+
+def checked_pool(pool: dict) -> dict:
+    """The pool's sizes and timeout as psycopg_pool takes them, refused at startup rather than at the first query."""
+    from django.core.exceptions import ImproperlyConfigured
+
+    low, high, timeout = pool["min_size"], pool["max_size"], pool["timeout"]
+    if low < 0 or high < max(low, 1) or timeout <= 0:
+        raise ImproperlyConfigured(
+            f"DATABASE_POOL_MIN_SIZE {low}, DATABASE_POOL_MAX_SIZE {high}, DATABASE_POOL_TIMEOUT {timeout}: the "
+            "minimum must be 0 or more, the maximum at least 1 and at least the minimum, the timeout above 0 seconds."
+        )
+    return dict(pool)
 
 
 def replica_databases(*, urls: list[str], **options) -> dict[str, dict]:

@@ -18,6 +18,7 @@ import psycopg
 import pytest
 from django.conf import settings as django_settings
 from django.contrib.auth import get_user_model
+from django.core.exceptions import ImproperlyConfigured
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.test.utils import CaptureQueriesContext
 from rest_framework.authtoken.models import Token
@@ -200,3 +201,23 @@ def test_gunicorn_with_the_pool_on_answers_concurrent_asks_and_searches():
     finally:
         server.terminate()
         server.wait(20)
+
+
+@pytest.mark.parametrize(
+    "pool",
+    [
+        {"min_size": -1, "max_size": 8, "timeout": 3.0},
+        {"min_size": 0, "max_size": 0, "timeout": 3.0},
+        {"min_size": 5, "max_size": 2, "timeout": 3.0},
+        {"min_size": 2, "max_size": 8, "timeout": 0},
+    ],
+)
+def test_pool_sizes_psycopg_would_refuse_at_the_first_query_are_refused_with_the_settings(pool):
+    with pytest.raises(ImproperlyConfigured, match="DATABASE_POOL_MIN_SIZE"):
+        connection_settings(
+            url_config={"NAME": "x"},
+            conn_max_age=60,
+            connect_timeout=5,
+            pool=pool,
+            disable_server_side_cursors=False,
+        )
