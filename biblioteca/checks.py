@@ -108,50 +108,18 @@ def chunk_settings(app_configs=None, **kwargs):
 
 
 @register()
-def vector_search_width(app_configs=None, **kwargs):
-    """ef_search must be a value pgvector takes: it checks the value only once a connection has loaded it, so one
-    past 1,000 passes a connection's first search and fails every later one. Under the vector side's candidates,
-    it leaves that side fewer than it asks for."""
+def vector_search_options(app_configs=None, **kwargs):
+    """The iterative scan mode must be one pgvector knows (another is never set, so filtered searches would walk
+    without one). ef_search must be a value pgvector takes: it checks the value only once a connection has loaded
+    it, so one past 1,000 passes a connection's first search and fails every later one. Under the vector side's
+    candidates, it leaves that side fewer than it asks for."""
     from django.conf import settings
 
-    from biblioteca.vector_session import PGVECTOR_DEFAULT_EF_SEARCH, PGVECTOR_MAX_EF_SEARCH
-
-    ef_search = settings.RETRIEVAL_EF_SEARCH
-    if not 0 <= ef_search <= PGVECTOR_MAX_EF_SEARCH:
-        return [
-            Error(
-                f"RETRIEVAL_EF_SEARCH is {ef_search}.",
-                hint=f"Use 1 to {PGVECTOR_MAX_EF_SEARCH:,} (pgvector's range), or 0 for pgvector's default "
-                f"({PGVECTOR_DEFAULT_EF_SEARCH}).",
-                id="biblioteca.E011",
-            )
-        ]
-    width = ef_search or PGVECTOR_DEFAULT_EF_SEARCH
-    if width < settings.RETRIEVAL_HYBRID_CANDIDATES:
-        return [
-            Warning(
-                f"RETRIEVAL_EF_SEARCH is {width}, under the {settings.RETRIEVAL_HYBRID_CANDIDATES} candidates the "
-                "vector side asks for (RETRIEVAL_HYBRID_CANDIDATES): a search without a filter gets no more than "
-                "ef_search of them, and a filtered one misses more of the nearest.",
-                hint="Raise RETRIEVAL_EF_SEARCH; the default, 160, is four times the default candidates.",
-                id="biblioteca.W003",
-            )
-        ]
-    return []
-
-
-@register(Tags.database)
-def vector_search_settings(app_configs=None, **kwargs):
-    """The iterative scan mode must be one pgvector knows; the HNSW index should be built as configured."""
-    from django.conf import settings
-
-    from biblioteca.vector_index import (
-        IndexOptionsError,
-        configured_hnsw_options,
-        live_hnsw_options,
-        validated,
+    from biblioteca.vector_session import (
+        ITERATIVE_SCAN_MODES,
+        PGVECTOR_DEFAULT_EF_SEARCH,
+        PGVECTOR_MAX_EF_SEARCH,
     )
-    from biblioteca.vector_session import ITERATIVE_SCAN_MODES
 
     problems = []
     if settings.RETRIEVAL_ITERATIVE_SCAN not in ITERATIVE_SCAN_MODES:
@@ -162,27 +130,58 @@ def vector_search_settings(app_configs=None, **kwargs):
                 id="biblioteca.E004",
             )
         )
+    ef_search = settings.RETRIEVAL_EF_SEARCH
+    width = ef_search or PGVECTOR_DEFAULT_EF_SEARCH
+    if not 0 <= ef_search <= PGVECTOR_MAX_EF_SEARCH:
+        problems.append(
+            Error(
+                f"RETRIEVAL_EF_SEARCH is {ef_search}.",
+                hint=f"Use 1 to {PGVECTOR_MAX_EF_SEARCH:,} (pgvector's range), or 0 for pgvector's default "
+                f"({PGVECTOR_DEFAULT_EF_SEARCH}).",
+                id="biblioteca.E011",
+            )
+        )
+    elif width < settings.RETRIEVAL_HYBRID_CANDIDATES:
+        problems.append(
+            Warning(
+                f"RETRIEVAL_EF_SEARCH is {width}, under the {settings.RETRIEVAL_HYBRID_CANDIDATES} candidates the "
+                "vector side asks for (RETRIEVAL_HYBRID_CANDIDATES): a search without a filter gets no more than "
+                "ef_search of them, and a filtered one misses more of the nearest.",
+                hint="Raise RETRIEVAL_EF_SEARCH; the default, 160, is four times the default candidates.",
+                id="biblioteca.W003",
+            )
+        )
+    return problems
+
+
+@register(Tags.database)
+def vector_search_settings(app_configs=None, **kwargs):
+    """The HNSW index should be built as configured."""
+    from biblioteca.vector_index import (
+        IndexOptionsError,
+        configured_hnsw_options,
+        live_hnsw_options,
+        validated,
+    )
+
     try:
         configured = validated(configured_hnsw_options())
     except IndexOptionsError as exc:
-        return [
-            *problems,
-            Error(exc.message, hint="Fix RETRIEVAL_HNSW_M / _EF_CONSTRUCTION.", id="biblioteca.E005"),
-        ]
+        return [Error(exc.message, hint="Fix RETRIEVAL_HNSW_M / _EF_CONSTRUCTION.", id="biblioteca.E005")]
     try:
         live = live_hnsw_options()
     except DatabaseError:
-        return problems
+        return []
     if live is not None and live != configured:
-        problems.append(
+        return [
             Warning(
                 f"The chunk vector index was built with m={live.m}, ef_construction={live.ef_construction}; "
                 f"the settings say m={configured.m}, ef_construction={configured.ef_construction}.",
                 hint="Run `python manage.py rebuild_vector_index` (searches go on while it builds).",
                 id="biblioteca.W002",
             )
-        )
-    return problems
+        ]
+    return []
 
 
 @register()

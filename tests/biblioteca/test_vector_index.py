@@ -7,7 +7,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import DataError, connection
 
-from biblioteca.checks import vector_search_settings, vector_search_width
+from biblioteca.checks import vector_search_options, vector_search_settings
 from biblioteca.embeddings import get_embedder
 from biblioteca.ingest import document_ingest
 from biblioteca.selectors import chunk_search
@@ -89,10 +89,13 @@ def test_the_iterative_scan_mode_and_its_budget_are_settings(settings):
     assert vector_search_statement(iterative=True) is None
 
 
-@pytest.mark.django_db
 def test_an_unknown_iterative_scan_mode_is_a_configuration_error(settings):
     settings.RETRIEVAL_ITERATIVE_SCAN = "sideways"
-    assert [m.id for m in vector_search_settings()] == ["biblioteca.E004"]
+    settings.RETRIEVAL_EF_SEARCH = 64
+    assert [m.id for m in vector_search_options()] == ["biblioteca.E004"]
+    assert vector_search_statement(iterative=True) == "SELECT set_config('hnsw.ef_search', '64', true)", (
+        "never set, so the check is all that says it"
+    )
 
 
 @pytest.mark.django_db
@@ -102,9 +105,9 @@ def test_an_ef_search_pgvector_refuses_fails_searches_so_the_check_refuses_it(se
         cursor.execute("SELECT '[1]'::vector")  # pgvector checks the range once loaded in the connection
     with pytest.raises(DataError, match="ef_search"):
         chunk_search(query_vector=get_embedder().embed_query("When is the lamp cleaned?"), top_k=1)
-    assert [m.id for m in vector_search_width()] == ["biblioteca.E011"]
+    assert [m.id for m in vector_search_options()] == ["biblioteca.E011"]
     settings.RETRIEVAL_EF_SEARCH = -1
-    assert [m.id for m in vector_search_width()] == ["biblioteca.E011"]
+    assert [m.id for m in vector_search_options()] == ["biblioteca.E011"]
 
 
 @pytest.mark.parametrize(
@@ -120,4 +123,4 @@ def test_an_ef_search_pgvector_refuses_fails_searches_so_the_check_refuses_it(se
 def test_an_ef_search_under_the_vector_sides_candidates_is_warned_of(settings, ef_search, candidates, codes):
     settings.RETRIEVAL_EF_SEARCH = ef_search
     settings.RETRIEVAL_HYBRID_CANDIDATES = candidates
-    assert [m.id for m in vector_search_width()] == codes
+    assert [m.id for m in vector_search_options()] == codes
