@@ -65,9 +65,14 @@ def vector_columns_match_dimensions(app_configs=None, **kwargs):
 
 @register(Tags.database)
 def embedding_model_matches(app_configs=None, **kwargs):
-    from biblioteca.embeddings import configured_model_name
+    """Stored vectors should come from the configured model (an unknown backend has none: E014 says so)."""
+    from django.conf import settings
+
+    from biblioteca.embeddings import EMBEDDING_BACKENDS, configured_model_name
     from biblioteca.selectors import stored_embedding_models
 
+    if settings.EMBEDDING_BACKEND not in EMBEDDING_BACKENDS:
+        return []
     try:
         stored = stored_embedding_models()
     except DatabaseError:
@@ -84,6 +89,34 @@ def embedding_model_matches(app_configs=None, **kwargs):
             id="biblioteca.W001",
         )
     ]
+
+
+@register()
+def backend_settings(app_configs=None, **kwargs):
+    """An embedding backend or token encoding the product does not have fails every ingest and every question."""
+    from django.conf import settings
+
+    from biblioteca.embeddings import EMBEDDING_BACKENDS
+    from biblioteca.text.tokens import token_encodings
+
+    problems = []
+    if settings.EMBEDDING_BACKEND not in EMBEDDING_BACKENDS:
+        problems.append(
+            Error(
+                f"EMBEDDING_BACKEND is {settings.EMBEDDING_BACKEND!r}.",
+                hint=f"Use one of {', '.join(EMBEDDING_BACKENDS)}.",
+                id="biblioteca.E014",
+            )
+        )
+    if settings.TOKEN_ENCODING not in token_encodings():
+        problems.append(
+            Error(
+                f"TOKEN_ENCODING is {settings.TOKEN_ENCODING!r}.",
+                hint=f"Use one of {', '.join(token_encodings())}.",
+                id="biblioteca.E015",
+            )
+        )
+    return problems
 
 
 @register()

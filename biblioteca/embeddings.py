@@ -290,6 +290,9 @@ class OpenAIEmbedder(Embedder):
         return np.asarray([vector for answer in answers for vector in answer], dtype=np.float32)
 
 
+EMBEDDING_BACKENDS = ("local", "openai")
+
+
 @lru_cache(maxsize=4)
 def _build(
     backend: str,
@@ -322,7 +325,7 @@ def _build(
             send_input_type=send_input_type,
             concurrency=concurrency,
         )
-    raise EmbeddingError(f"EMBEDDING_BACKEND must be 'local' or 'openai', not {backend!r}")
+    raise EmbeddingError(f"EMBEDDING_BACKEND must be one of {', '.join(EMBEDDING_BACKENDS)}, not {backend!r}")
 
 
 def get_embedder() -> Embedder:

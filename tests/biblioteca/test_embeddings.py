@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 import threadpoolctl
 
+from biblioteca.checks import backend_settings
 from biblioteca.embeddings import (
     EmbeddingError,
     LocalE5Embedder,
@@ -338,3 +339,11 @@ def test_waiting_calls_are_grouped_by_kind_in_order_and_a_big_batch_runs_alone()
     ]
     groups = _coalesced(calls, max_texts=16)
     assert [[c.texts[0] for c in group] for group in groups] == [["q1", "q2"], ["p1"], ["p0"], ["p3"], ["q3"]]
+
+
+def test_an_unknown_embedding_backend_is_a_configuration_error_and_a_clear_one_at_use(settings):
+    assert backend_settings() == []
+    settings.EMBEDDING_BACKEND = "sentence-transformers"
+    assert [m.id for m in backend_settings()] == ["biblioteca.E014"]
+    with pytest.raises(EmbeddingError, match="EMBEDDING_BACKEND must be one of local, openai"):
+        get_embedder()
