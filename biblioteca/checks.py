@@ -119,6 +119,31 @@ def backend_settings(app_configs=None, **kwargs):
     return problems
 
 
+# The least value each of these settings can work with: a file cap, batch or concurrency of 0 ingests nothing; a
+# timeout under a tenth of a second fails every call; a cache of no entries caches nothing, yet costs its lookups.
+LIMIT_FLOORS = {
+    "INGEST_MAX_FILE_BYTES": 1,
+    "EMBEDDING_BATCH_SIZE": 1,
+    "EMBEDDING_TIMEOUT": 0.1,
+    "EMBEDDING_MAX_RETRIES": 0,
+    "EMBEDDING_THREADS": 0,
+    "EMBEDDING_CONCURRENCY": 1,
+    "QUERY_VECTOR_CACHE_SIZE": 1,
+    "QUERY_VECTOR_CACHE_TIMEOUT": 0,
+    "RETRIEVAL_CACHE_SIZE": 1,
+    "RETRIEVAL_CACHE_TIMEOUT": 0,
+    "RETRIEVAL_MAX_SCAN_TUPLES": 0,
+}
+
+
+@register()
+def limit_settings(app_configs=None, **kwargs):
+    """Ingest, embedding and cache limits no lower than the product can work with (LIMIT_FLOORS)."""
+    from config.checks import settings_under_floor
+
+    return settings_under_floor(LIMIT_FLOORS, check_id="biblioteca.E016")
+
+
 @register()
 def chunk_settings(app_configs=None, **kwargs):
     """CHUNK_SIZE and CHUNK_OVERLAP as the chunker takes them: otherwise every page ingested would fail."""

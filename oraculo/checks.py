@@ -4,7 +4,9 @@ that all web processes share."""
 from __future__ import annotations
 
 from django.conf import settings
-from django.core.checks import Tags, Warning, register
+from django.core.checks import Error, Tags, Warning, register
+
+from config.checks import settings_under_floor
 
 PER_PROCESS_CACHES = (
     "django.core.cache.backends.locmem.LocMemCache",
@@ -36,3 +38,33 @@ def throttling_is_shared_and_sees_clients(app_configs=None, **kwargs):
             )
         )
     return warnings
+
+
+# The least value each of these settings can work with: a question limit, answer cap or token budget of 0 refuses
+# or empties every answer, a timeout under a tenth of a second fails every LLM call, and no active run allowed
+# refuses every evaluation.
+LIMIT_FLOORS = {
+    "QUERY_MAX_LENGTH": 1,
+    "LLM_TIMEOUT": 0.1,
+    "LLM_MAX_RETRIES": 0,
+    "LLM_MAX_TOKENS": 1,
+    "LLM_MAX_ANSWER_CHARS": 1,
+    "THREAD_MAX_TURNS": 0,
+    "EVAL_MAX_ACTIVE_RUNS_PER_USER": 1,
+    "EVAL_STALLED_AFTER": 1,
+    "MCP_EVAL_INLINE_MAX": 0,
+}
+
+
+@register()
+def limit_settings(app_configs=None, **kwargs):
+    """Question, answer, LLM and evaluation limits no lower than the product can work with (LIMIT_FLOORS), and
+    the dashboard's similarity thresholds cosines can reach."""
+    problems = settings_under_floor(LIMIT_FLOORS, check_id="oraculo.E001")
+    for name in ("DASHBOARD_GAP_SCORE", "DASHBOARD_DUPLICATE_SIMILARITY"):
+        value = getattr(settings, name)
+        if not -1 <= value <= 1:
+            problems.append(
+                Error(f"{name} is {value}.", hint="Use a cosine, from -1 to 1.", id="oraculo.E002")
+            )
+    return problems

@@ -1,0 +1,38 @@
+"""Numeric settings under the least value the product works with are refused at startup, by name."""
+
+from __future__ import annotations
+
+import pytest
+
+from biblioteca import checks as biblioteca_checks
+from oraculo import checks as oraculo_checks
+
+
+def test_the_defaults_pass():
+    assert biblioteca_checks.limit_settings() == []
+    assert oraculo_checks.limit_settings() == []
+
+
+@pytest.mark.parametrize(
+    ("check", "floors", "check_id"),
+    [
+        (biblioteca_checks.limit_settings, biblioteca_checks.LIMIT_FLOORS, "biblioteca.E016"),
+        (oraculo_checks.limit_settings, oraculo_checks.LIMIT_FLOORS, "oraculo.E001"),
+    ],
+)
+def test_each_setting_under_its_floor_is_named(settings, check, floors, check_id):
+    for name, floor in floors.items():
+        setattr(settings, name, floor)
+        assert check() == [], f"{name} at its floor, {floor}, works"
+        setattr(settings, name, floor - 1)
+        (error,) = check()
+        assert error.id == check_id and error.msg.startswith(f"{name} is ")
+        setattr(settings, name, floor)
+
+
+@pytest.mark.parametrize("name", ["DASHBOARD_GAP_SCORE", "DASHBOARD_DUPLICATE_SIMILARITY"])
+def test_a_dashboard_threshold_no_cosine_reaches_is_refused(settings, name):
+    setattr(settings, name, 1.2)
+    assert [m.id for m in oraculo_checks.limit_settings()] == ["oraculo.E002"]
+    setattr(settings, name, -1.0)
+    assert oraculo_checks.limit_settings() == []
