@@ -1,4 +1,5 @@
-"""System checks: the database must have pgvector, and stored vectors must come from the configured model."""
+"""System checks: the database must have pgvector, and stored vectors must come from the configured model; every
+setting the library reads is refused, by name, when the product cannot work with it."""
 
 from __future__ import annotations
 
