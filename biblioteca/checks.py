@@ -95,29 +95,14 @@ def embedding_model_matches(app_configs=None, **kwargs):
 @register()
 def backend_settings(app_configs=None, **kwargs):
     """An embedding backend or token encoding the product does not have fails every ingest and every question."""
-    from django.conf import settings
-
     from biblioteca.embeddings import EMBEDDING_BACKENDS
     from biblioteca.text.tokens import token_encodings
+    from config.checks import setting_not_among
 
-    problems = []
-    if settings.EMBEDDING_BACKEND not in EMBEDDING_BACKENDS:
-        problems.append(
-            Error(
-                f"EMBEDDING_BACKEND is {settings.EMBEDDING_BACKEND!r}.",
-                hint=f"Use one of {', '.join(EMBEDDING_BACKENDS)}.",
-                id="biblioteca.E014",
-            )
-        )
-    if settings.TOKEN_ENCODING not in token_encodings():
-        problems.append(
-            Error(
-                f"TOKEN_ENCODING is {settings.TOKEN_ENCODING!r}.",
-                hint=f"Use one of {', '.join(token_encodings())}.",
-                id="biblioteca.E015",
-            )
-        )
-    return problems
+    return [
+        *setting_not_among("EMBEDDING_BACKEND", EMBEDDING_BACKENDS, check_id="biblioteca.E014"),
+        *setting_not_among("TOKEN_ENCODING", token_encodings(), check_id="biblioteca.E015"),
+    ]
 
 
 # The least value each of these settings can work with: a file cap, batch or concurrency of 0 ingests nothing; a
@@ -179,16 +164,9 @@ def vector_search_options(app_configs=None, **kwargs):
         PGVECTOR_DEFAULT_EF_SEARCH,
         PGVECTOR_MAX_EF_SEARCH,
     )
+    from config.checks import setting_not_among
 
-    problems = []
-    if settings.RETRIEVAL_ITERATIVE_SCAN not in ITERATIVE_SCAN_MODES:
-        problems.append(
-            Error(
-                f"RETRIEVAL_ITERATIVE_SCAN is {settings.RETRIEVAL_ITERATIVE_SCAN!r}.",
-                hint=f"Use one of {', '.join(ITERATIVE_SCAN_MODES)}.",
-                id="biblioteca.E004",
-            )
-        )
+    problems = setting_not_among("RETRIEVAL_ITERATIVE_SCAN", ITERATIVE_SCAN_MODES, check_id="biblioteca.E004")
     ef_search = settings.RETRIEVAL_EF_SEARCH
     width = ef_search or PGVECTOR_DEFAULT_EF_SEARCH
     if not 0 <= ef_search <= PGVECTOR_MAX_EF_SEARCH:
