@@ -94,14 +94,16 @@ def embedding_model_matches(app_configs=None, **kwargs):
 
 @register()
 def backend_settings(app_configs=None, **kwargs):
-    """An embedding backend or token encoding the product does not have fails every ingest and every question."""
+    """An embedding backend, token encoding or embeddings server URL the product cannot use fails every ingest and
+    every question."""
     from biblioteca.embeddings import EMBEDDING_BACKENDS
     from biblioteca.text.tokens import token_encodings
-    from config.checks import setting_not_among
+    from config.checks import setting_not_among, settings_not_http_urls
 
     return [
         *setting_not_among("EMBEDDING_BACKEND", EMBEDDING_BACKENDS, check_id="biblioteca.E014"),
         *setting_not_among("TOKEN_ENCODING", token_encodings(), check_id="biblioteca.E015"),
+        *settings_not_http_urls(["EMBEDDING_BASE_URL"], check_id="biblioteca.E017"),
     ]
 
 

@@ -5,6 +5,7 @@ doing nothing)."""
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core.checks import Error
@@ -29,3 +30,21 @@ def setting_not_among(name: str, choices: Collection[str], *, check_id: str) -> 
     if value in choices:
         return []
     return [Error(f"{name} is {value!r}.", hint=f"Use one of {', '.join(choices)}.", id=check_id)]
+
+
+def settings_not_http_urls(names: Collection[str], *, check_id: str) -> list[Error]:
+    """An Error for each setting in `names` set (non-empty) to anything but an absolute http(s) URL. Hosts without
+    a dot (`http://embeddings:8000/v1`, a container's name) are fine."""
+    problems = []
+    for name in names:
+        value = getattr(settings, name)
+        parts = urlsplit(value)
+        if value and (parts.scheme not in ("http", "https") or not parts.hostname):
+            problems.append(
+                Error(
+                    f"{name} is {value!r}.",
+                    hint="Use an absolute http:// or https:// URL, or leave it empty.",
+                    id=check_id,
+                )
+            )
+    return problems

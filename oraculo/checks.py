@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.core.checks import Error, Tags, Warning, register
 
-from config.checks import settings_under_floor
+from config.checks import settings_not_http_urls, settings_under_floor
 
 PER_PROCESS_CACHES = (
     "django.core.cache.backends.locmem.LocMemCache",
@@ -58,9 +58,11 @@ LIMIT_FLOORS = {
 
 @register()
 def limit_settings(app_configs=None, **kwargs):
-    """Question, answer, LLM and evaluation limits no lower than the product can work with (LIMIT_FLOORS), and
-    the dashboard's similarity thresholds cosines can reach."""
+    """Question, answer, LLM and evaluation limits no lower than the product can work with (LIMIT_FLOORS), the
+    dashboard's similarity thresholds cosines can reach, and URLs that are URLs: a mistyped LLM_BASE_URL would turn
+    every answer extractive, with only the query log saying why."""
     problems = settings_under_floor(LIMIT_FLOORS, check_id="oraculo.E001")
+    problems += settings_not_http_urls(["LLM_BASE_URL", "PUBLIC_URL"], check_id="oraculo.E003")
     for name in ("DASHBOARD_GAP_SCORE", "DASHBOARD_DUPLICATE_SIMILARITY"):
         value = getattr(settings, name)
         if not -1 <= value <= 1:

@@ -36,3 +36,20 @@ def test_a_dashboard_threshold_no_cosine_reaches_is_refused(settings, name):
     assert [m.id for m in oraculo_checks.limit_settings()] == ["oraculo.E002"]
     setattr(settings, name, -1.0)
     assert oraculo_checks.limit_settings() == []
+
+
+@pytest.mark.parametrize(
+    ("name", "check", "check_id"),
+    [
+        ("LLM_BASE_URL", oraculo_checks.limit_settings, "oraculo.E003"),
+        ("PUBLIC_URL", oraculo_checks.limit_settings, "oraculo.E003"),
+        ("EMBEDDING_BASE_URL", biblioteca_checks.backend_settings, "biblioteca.E017"),
+    ],
+)
+def test_a_url_setting_that_is_no_http_url_is_refused(settings, name, check, check_id):
+    for bad in ("not a url", "htp:/localhost:9/v1", "ftp://files.example.com", "http://"):
+        setattr(settings, name, bad)
+        assert [m.id for m in check()] == [check_id], bad
+    for good in ("", "http://embeddings:8000/v1", "https://help.example.com", "http://127.0.0.1:8001/v1"):
+        setattr(settings, name, good)
+        assert check() == [], good
