@@ -1,5 +1,6 @@
-"""System checks for production: per-IP limits need to know the proxies in front, and every limit needs a cache
-that all web processes share."""
+"""System checks. For production: per-IP limits need to know the proxies in front, and every limit needs a cache
+that all web processes share. Always: the question, answer, LLM and evaluation settings are ones the product can
+work with."""
 
 from __future__ import annotations
 
@@ -58,11 +59,9 @@ LIMIT_FLOORS = {
 
 @register()
 def limit_settings(app_configs=None, **kwargs):
-    """Question, answer, LLM and evaluation limits no lower than the product can work with (LIMIT_FLOORS), the
-    dashboard's similarity thresholds cosines can reach, and URLs that are URLs: a mistyped LLM_BASE_URL would turn
-    every answer extractive, with only the query log saying why."""
+    """Question, answer, LLM and evaluation limits no lower than the product can work with (LIMIT_FLOORS), and the
+    dashboard's similarity thresholds cosines can reach."""
     problems = settings_under_floor(LIMIT_FLOORS, check_id="oraculo.E001")
-    problems += settings_not_http_urls(["LLM_BASE_URL", "PUBLIC_URL"], check_id="oraculo.E003")
     for name in ("DASHBOARD_GAP_SCORE", "DASHBOARD_DUPLICATE_SIMILARITY"):
         value = getattr(settings, name)
         if not -1 <= value <= 1:
@@ -70,3 +69,10 @@ def limit_settings(app_configs=None, **kwargs):
                 Error(f"{name} is {value}.", hint="Use a cosine, from -1 to 1.", id="oraculo.E002")
             )
     return problems
+
+
+@register()
+def url_settings(app_configs=None, **kwargs):
+    """The LLM's and the public site's addresses are http(s) URLs: a mistyped LLM_BASE_URL would turn every answer
+    extractive, with only the query log saying why."""
+    return settings_not_http_urls(["LLM_BASE_URL", "PUBLIC_URL"], check_id="oraculo.E003")

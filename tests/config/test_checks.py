@@ -41,8 +41,8 @@ def test_a_dashboard_threshold_no_cosine_reaches_is_refused(settings, name):
 @pytest.mark.parametrize(
     ("name", "check", "check_id"),
     [
-        ("LLM_BASE_URL", oraculo_checks.limit_settings, "oraculo.E003"),
-        ("PUBLIC_URL", oraculo_checks.limit_settings, "oraculo.E003"),
+        ("LLM_BASE_URL", oraculo_checks.url_settings, "oraculo.E003"),
+        ("PUBLIC_URL", oraculo_checks.url_settings, "oraculo.E003"),
         ("EMBEDDING_BASE_URL", biblioteca_checks.backend_settings, "biblioteca.E017"),
     ],
 )
