@@ -34,3 +34,14 @@ def json_problem(data, *, max_depth: int = MAX_JSON_DEPTH) -> str | None:
         elif isinstance(value, str) and (problem := text_problem(value)):
             return problem
     return None
+
+
+RATE_PERIODS = frozenset({"s", "sec", "m", "min", "h", "hour", "d", "day"})
+
+
+def rate_problem(rate: str) -> str | None:
+    """Why `rate` is no request rate DRF's throttles read (`N/sec`, `N/min`, `N/hour`, `N/day`), or None."""
+    num, _, period = rate.partition("/")
+    if not num.isdigit() or period not in RATE_PERIODS:
+        return "Write it as N/sec, N/min, N/hour or N/day."
+    return None

@@ -8,6 +8,7 @@ from django.conf import settings
 from django.core.checks import Error, Tags, Warning, register
 
 from config.checks import settings_not_http_urls, settings_under_floor
+from config.validation import rate_problem
 
 PER_PROCESS_CACHES = (
     "django.core.cache.backends.locmem.LocMemCache",
@@ -76,3 +77,13 @@ def url_settings(app_configs=None, **kwargs):
     """The LLM's and the public site's addresses are http(s) URLs: a mistyped LLM_BASE_URL would turn every answer
     extractive, with only the query log saying why."""
     return settings_not_http_urls(["LLM_BASE_URL", "PUBLIC_URL"], check_id="oraculo.E003")
+
+
+@register()
+def throttle_settings(app_configs=None, **kwargs):
+    """Each THROTTLE_* rate as DRF's throttles read it: another fails every request its throttle guards."""
+    return [
+        Error(f"THROTTLE_{scope.upper()} is {rate!r}.", hint=problem, id="oraculo.E004")
+        for scope, rate in settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"].items()
+        if rate is not None and (problem := rate_problem(rate))
+    ]

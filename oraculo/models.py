@@ -11,6 +11,8 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from pgvector.django import VectorField
 
+from config.validation import rate_problem
+
 
 def new_public_key() -> str:
     return "wk_" + secrets.token_urlsafe(18)
@@ -84,9 +86,8 @@ class WidgetKey(models.Model):
             errors["allowed_origins"] = "A list of origins such as https://example.com."
         elif problems := [p for o in self.allowed_origins if (p := origin_problem(o))]:
             errors["allowed_origins"] = f"{problems[0][0].upper()}{problems[0][1:]}."
-        num, _, period = self.rate_limit.partition("/")
-        if not num.isdigit() or period not in {"s", "sec", "m", "min", "h", "hour", "d", "day"}:
-            errors["rate_limit"] = "Write it as N/sec, N/min, N/hour or N/day."
+        if problem := rate_problem(self.rate_limit):
+            errors["rate_limit"] = problem
         if self.daily_quota is not None and self.daily_quota < 1:
             errors["daily_quota"] = "At least 1 request a day; untick Is active to stop the key."
         if errors:

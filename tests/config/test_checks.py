@@ -53,3 +53,20 @@ def test_a_url_setting_that_is_no_http_url_is_refused(settings, name, check, che
     for good in ("", "http://embeddings:8000/v1", "https://help.example.com", "http://127.0.0.1:8001/v1"):
         setattr(settings, name, good)
         assert check() == [], good
+
+
+@pytest.mark.parametrize("rate", ["lots", "10/fortnight", "ten/min", "10"])
+def test_a_throttle_rate_drf_cannot_read_is_refused(settings, rate):
+    from rest_framework.throttling import SimpleRateThrottle
+
+    class Probe(SimpleRateThrottle):
+        rate = "1/min"
+
+    with pytest.raises((ValueError, KeyError)):
+        Probe().parse_rate(rate)  # what every request the throttle guards would hit
+    rates = dict(settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"], client_ip=rate)
+    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": rates}
+    (error,) = oraculo_checks.throttle_settings()
+    assert error.id == "oraculo.E004" and "THROTTLE_CLIENT_IP" in error.msg
+    rates["client_ip"] = "10/min"
+    assert oraculo_checks.throttle_settings() == []
