@@ -226,9 +226,10 @@ def vector_search_settings(app_configs=None, **kwargs):
 @register()
 def hybrid_search_settings(app_configs=None, **kwargs):
     """The sides' weights, candidates and fusion constant are 0 or more. The language weight is a share of a score:
-    above 0 (0 would tie every section in another language at nothing), at most 1. The term coverage is an exponent: below 0 it would favour sections holding fewer of the
-    question's terms. A question language needs PostgreSQL's function words for it. A negative language shift
-    would move a question away from the docs' language."""
+    above 0 (0 would tie every section in another language at nothing), at most 1. The term coverage is an
+    exponent: below 0 it would favour sections holding fewer of the question's terms. A question language needs
+    PostgreSQL's function words for it; a document language without its stemmer is searched unstemmed. A negative
+    language shift would move a question away from the docs' language."""
     from django.conf import settings
 
     problems = [
@@ -276,6 +277,20 @@ def hybrid_search_settings(app_configs=None, **kwargs):
                 f"RETRIEVAL_QUESTION_LANGUAGES names {', '.join(map(repr, unknown))}, which PostgreSQL cannot stem.",
                 hint=f"Use ISO 639-1 codes among: {', '.join(sorted(SEARCH_CONFIGS))}.",
                 id="biblioteca.E009",
+            )
+        )
+    unstemmed = {
+        app: code for app, code in settings.DOCUMENT_LANGUAGE_BY_APP.items() if code not in SEARCH_CONFIGS
+    }
+    if unstemmed:
+        problems.append(
+            Warning(
+                "DOCUMENT_LANGUAGE_BY_APP gives "
+                + ", ".join(f"{app!r} the language {code!r}" for app, code in sorted(unstemmed.items()))
+                + ", which PostgreSQL cannot stem: those documents are searched by their words as written.",
+                hint=f"Right for a language without a stemmer; otherwise use an ISO 639-1 code among: "
+                f"{', '.join(sorted(SEARCH_CONFIGS))}.",
+                id="biblioteca.W004",
             )
         )
     if settings.RETRIEVAL_LANGUAGE_SHIFT < 0:

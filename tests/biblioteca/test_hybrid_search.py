@@ -693,3 +693,12 @@ def test_a_negative_count_weight_or_fusion_constant_is_a_configuration_error(set
     assert error.id == "biblioteca.E012" and f"RETRIEVAL_HYBRID_{name}" in error.msg
     setattr(settings, f"RETRIEVAL_HYBRID_{name}", 0)
     assert hybrid_search_settings() == []
+
+
+def test_a_document_language_postgresql_cannot_stem_is_warned_of(settings):
+    settings.DOCUMENT_LANGUAGE_BY_APP = {"guide": "english", "ayuda": "es"}
+    (warning,) = hybrid_search_settings()
+    assert warning.id == "biblioteca.W004" and "'guide' the language 'english'" in warning.msg
+    assert "ayuda" not in warning.msg
+    settings.DOCUMENT_LANGUAGE_BY_APP = {"guide": "en", "ayuda": "es"}
+    assert hybrid_search_settings() == []
