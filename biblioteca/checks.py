@@ -232,23 +232,25 @@ def hybrid_search_settings(app_configs=None, **kwargs):
     language shift would move a question away from the docs' language."""
     from django.conf import settings
 
-    problems = [
-        Error(
-            f"RETRIEVAL_HYBRID_{name} is {getattr(settings, f'RETRIEVAL_HYBRID_{name}')}.",
-            hint="Use 0 or more: a negative weight ranks the worst matches first, and a negative count or fusion "
-            "constant fails every search.",
-            id="biblioteca.E012",
-        )
-        for name in (
-            "CANDIDATES",
-            "RRF_K",
-            "SENTENCE_POOL",
-            "VECTOR_WEIGHT",
-            "LEXICAL_WEIGHT",
-            "SENTENCE_WEIGHT",
-        )
-        if getattr(settings, f"RETRIEVAL_HYBRID_{name}") < 0
-    ]
+    from biblioteca.text.lexical import SEARCH_CONFIGS
+    from config.checks import settings_under_floor
+
+    problems = settings_under_floor(
+        {
+            f"RETRIEVAL_HYBRID_{name}": 0
+            for name in (
+                "CANDIDATES",
+                "RRF_K",
+                "SENTENCE_POOL",
+                "VECTOR_WEIGHT",
+                "LEXICAL_WEIGHT",
+                "SENTENCE_WEIGHT",
+            )
+        },
+        check_id="biblioteca.E012",
+        why="a negative weight ranks the worst matches first, and a negative count or fusion constant fails every "
+        "search",
+    )
     weight = settings.RETRIEVAL_HYBRID_OTHER_LANGUAGE_WEIGHT
     if not 0 < weight <= 1:
         problems.append(
@@ -268,8 +270,6 @@ def hybrid_search_settings(app_configs=None, **kwargs):
                 id="biblioteca.E007",
             )
         )
-    from biblioteca.text.lexical import SEARCH_CONFIGS
-
     unknown = [code for code in settings.RETRIEVAL_QUESTION_LANGUAGES if code not in SEARCH_CONFIGS]
     if unknown:
         problems.append(

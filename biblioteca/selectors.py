@@ -64,7 +64,8 @@ def _has_iterative_scan(alias: str) -> bool:
     return bool(version) and tuple(int(p) for p in version.split(".")[:2]) >= (0, 8)
 
 
-def _filtered_scope(qs: QuerySet[Chunk], *, app: str | None, source_type: str | None) -> QuerySet[Chunk]:
+def _filtered_scope(qs: QuerySet, *, app: str | None, source_type: str | None) -> QuerySet:
+    """`qs` (chunks or documents: both carry the app and source type) narrowed to a search's scope."""
     if app:
         qs = qs.filter(app=app)
     if source_type:
@@ -405,12 +406,8 @@ def scope_document_languages(*, app: str | None = None, source_type: str | None 
     as the scope's last search statement in this process found them, else read now."""
     configs = _scope_configs.get((app, source_type))
     if configs is None:
-        documents = Document.objects.all()
-        if app:
-            documents = documents.filter(app=app)
-        if source_type:
-            documents = documents.filter(source_type=source_type)
-        configs = frozenset(documents.order_by().values_list("search_config", flat=True).distinct())
+        documents = _filtered_scope(Document.objects.order_by(), app=app, source_type=source_type)
+        configs = frozenset(documents.values_list("search_config", flat=True).distinct())
     return frozenset(SEARCH_LANGUAGES.get(config, "") for config in configs)
 
 

@@ -11,12 +11,12 @@ from django.conf import settings
 from django.core.checks import Error
 
 
-def settings_under_floor(floors: Mapping[str, float], *, check_id: str) -> list[Error]:
-    """An Error for each setting in `floors` (name -> least value) set lower."""
+def settings_under_floor(floors: Mapping[str, float], *, check_id: str, why: str = "") -> list[Error]:
+    """An Error for each setting in `floors` (name -> least value) set lower; `why` ends its hint."""
     return [
         Error(
             f"{name} is {getattr(settings, name)}.",
-            hint=f"Use {floor:g} or more.",
+            hint=f"Use {floor:g} or more{': ' + why if why else ''}.",
             id=check_id,
         )
         for name, floor in floors.items()
