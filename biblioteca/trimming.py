@@ -65,7 +65,7 @@ from functools import cached_property, lru_cache
 
 import numpy as np
 
-from biblioteca.text.chunking import heading_level
+from biblioteca.text.chunking import unit_heading_level
 from biblioteca.text.identifiers import identifier_keys
 from biblioteca.text.lexical import terms
 from biblioteca.trimming_identifiers import identifier_units
@@ -273,7 +273,6 @@ def select_sentences(
     return sorted(keep)
 
 
-_HEADING = re.compile(r"#{1,6}(?:[ \t]|$)")
 _ITEM = re.compile(r"(?:[-*+]|\d{1,9}[.)])[ \t]")
 _TABLE_ROW = re.compile(r"\|")
 _TABLE_RULE = re.compile(r"\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)*\|?[ \t]*$")
@@ -293,7 +292,7 @@ def _unit_shape(unit: str) -> str:
 
 @lru_cache(maxsize=50_000)
 def _shape(unit: str) -> str:
-    if _HEADING.match(unit):
+    if unit_heading_level(unit) is not None:
         return "heading"
     if _TABLE_ROW.match(unit):
         return "rule" if _TABLE_RULE.match(unit) else "row"
@@ -448,7 +447,7 @@ class PassageUnits:
     @cached_property
     def heading_levels(self) -> tuple[int, ...]:
         """Each heading unit's level."""
-        return tuple(heading_level(self.units[i].lstrip()) for i in self.heading_units)
+        return tuple(unit_heading_level(self.units[i].lstrip()) or 0 for i in self.heading_units)
 
     @cached_property
     def sections(self) -> np.ndarray:

@@ -439,6 +439,31 @@ def heading_level(label: str) -> int:
     return len(label) - len(label.lstrip("#"))
 
 
+_ATX_UNIT = re.compile(r"[ ]{0,3}(#{1,6})(?:[ \t]|$)")
+_SETEXT_UNDERLINE = re.compile(r"[ ]{0,3}(?:=+|-+)[ \t]*")
+# A first line that opens a block quote, list item, table, fence or HTML block: an underline below it is no
+# setext heading's (or not a top-level one, where the chunker opens no section either).
+_NOT_SETEXT = re.compile(
+    r"[ ]{0,3}(?:[>|]|[-*+](?:[ \t]|$)|\d{1,9}[.)](?:[ \t]|$)|```|~~~|<[^\n]*>[ \t]*(?:\n|\Z))"
+)
+_BLANK_LINE = re.compile(r"\n[ \t]*\n")
+
+
+def unit_heading_level(unit: str) -> int | None:
+    """The level of the heading a sentence unit is, None if it is none: ATX (`## Install` -> 2) or setext, text
+    over a line of `=` (1) or `-` (2), which the sentence splitter returns whole as one unit."""
+    atx = _ATX_UNIT.match(unit)
+    if atx:
+        return len(atx.group(1))
+    body, newline, underline = unit.rpartition("\n")
+    if not newline or not body.strip() or not _SETEXT_UNDERLINE.fullmatch(underline):
+        return None
+    lead = len(body) - len(body.lstrip(" \t"))
+    if lead > 3 or "\t" in body[:lead] or _NOT_SETEXT.match(body) or _BLANK_LINE.search(body + "\n"):
+        return None
+    return 1 if underline.strip()[0] == "=" else 2
+
+
 def passage_header(*, title: str, heading_path: Sequence[str]) -> str:
     """`[Doc: title > heading > heading]`: where a passage comes from, for the LLM and for the chunk's vector.
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from biblioteca.text.chunking import unit_heading_level
 from biblioteca.text.lexical import fold, identifier_parts, is_compound
 
 _TOKEN = re.compile(r"(?<![\w-])(?:--)?\w+(?:(?:[.:/]{1,3}|-{1,2})\w+)*")
@@ -22,7 +23,6 @@ _SEGMENTS = re.compile(r"[.:/]+")
 _LOWER_CAMEL = re.compile(r"[a-z][a-z0-9]*[A-Z]")
 _JOINED = re.compile(r"\w[.:/_]+\w")
 _CODE = re.compile(r"`([^`\n]+)`")
-_HEADING = re.compile(r"\s*#{1,6}\s")
 _WORD = re.compile(r"\w+")
 _MIN_KEY = 4
 
@@ -84,7 +84,7 @@ def identifier_keys(text: str) -> frozenset[str]:
         token = match.group()
         if token.startswith("--") or is_compound(token):
             out.update(_keys(token, runs=True))
-    if _HEADING.match(text):
+    if unit_heading_level(text.lstrip()) is not None:
         out.update(
             f"--{word}"
             for word in (fold(m.group(1)).lower() for m in _CODE.finditer(text))

@@ -17,6 +17,7 @@ from biblioteca.text.chunking import (
     document_title,
     parse_front_matter,
     passage_header,
+    unit_heading_level,
 )
 
 
@@ -204,6 +205,51 @@ def test_non_headings_by_commonmark_rules() -> None:
     assert len(chunks) == 1
     assert chunks[0].heading_path == ()
     assert_verbatim(content, chunks)
+
+
+@pytest.mark.parametrize(
+    ("unit", "level"),
+    [
+        ("## Install", 2),
+        ("   ### Flags", 3),
+        ("#", 1),
+        ("Install\n-------", 2),
+        ("User guide\n==", 1),
+        ('Installing via Composer <span id="composer"></span>\n------------------------', 2),
+        ("A heading that\nruns over two lines\n---", 2),
+        ("2.0 release notes\n---", 2),
+        ("**Bold** start\n===", 1),
+        ("#hashtag over a line\n---", 2),
+        ("Indented underline\n   ---  ", 2),
+    ],
+)
+def test_a_sentence_unit_is_a_heading_in_either_syntax(unit: str, level: int) -> None:
+    assert unit_heading_level(unit) == level
+
+
+@pytest.mark.parametrize(
+    "unit",
+    [
+        "#hashtag",
+        "    # indented code",
+        "Plain prose.",
+        "---",
+        "- a list item\n---",
+        "1. a step\n---",
+        "> quoted\n> ---",
+        "| cell |\n---",
+        "```\ncode\n---",
+        "<div>\n---",
+        "    code\n---",
+        "\tcode\n---",
+        "A paragraph\n\n---",
+        "Spaced\n= = =",
+        "Too deep\n    ---",
+        "Mixed\n-=-",
+    ],
+)
+def test_a_sentence_unit_that_is_no_heading(unit: str) -> None:
+    assert unit_heading_level(unit) is None
 
 
 # --- fix 3: blocks are not cut --------------------------------------------

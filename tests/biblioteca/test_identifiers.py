@@ -58,6 +58,7 @@ def test_words_product_names_versions_and_abbreviations_are_not_identifiers(ques
         ("Vite exposes `import.meta.hot.prune` too.", "¿Qué hace hot.prune?"),
         ("#### `which`", "What does the `--which` option of `npm fund` do?"),
         ("### Configuration #### `Force`", "Is --force safe here?"),
+        ("`which`\n-------", "What does the `--which` option of `npm fund` do?"),
     ],
 )
 def test_a_unit_holds_an_identifier_however_it_spells_it(unit, question):
@@ -76,6 +77,7 @@ def test_a_unit_holds_an_identifier_however_it_spells_it(unit, question):
         ("Pick `which` source to open.", "What does the `--which` option do?"),
         ("#### `which-source`", "What does the `--which` option do?"),
         ("#### `--which-source`", "What does the `--which` option do?"),
+        ("- `which`\n---", "What does the `--which` option do?"),
     ],
 )
 def test_a_unit_naming_another_identifier_or_only_its_words_does_not_hold_it(unit, question):

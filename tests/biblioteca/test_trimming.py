@@ -845,3 +845,58 @@ def test_with_short_gaps():
     assert with_short_gaps([0, 2, 4], units, shapes, words=2) == [0, 1, 2, 4]
     assert with_short_gaps([0, 2, 4], units, shapes, words=3) == [0, 1, 2, 3, 4]
     assert with_short_gaps([0, 4], units, shapes, words=9) == [0, 4]
+
+
+def _setext(unit: str) -> str:
+    """`## Install` as a setext heading: `Install` over a line of `-` (`=` for level 1)."""
+    marks, _, title = unit.partition(" ")
+    return f"{title}\n{('=' if marks == '#' else '-') * len(title)}"
+
+
+def test_setext_headings_open_sections_for_the_section_rules_as_atx_ones_do():
+    atx = ["L0.", "# Install", "I0.", "## Flags", "F0.", "### Debug", "D0.", "D1."]
+    setext = [_setext(u) if u.startswith(("# ", "## ")) else u for u in atx]
+    scores = [0.90, 0.0, 0.90, 0.0, 0.90, 0.0, 0.95, 0.80]
+    params = TrimParams(
+        threshold=0.99, window=0, relative_margin=0.2, passage_margin=0.03, earlier_sections=True
+    )
+    a, s = chunk(atx, scores, sep="\n"), chunk(setext, scores, sep="\n")
+    assert s.shapes == a.shapes and s.section_levels == a.section_levels == (None, 1, 2, 3)
+    # "Install", a level-1 heading, opens the section "Flags" and "Debug" sit in: its lead introduces them
+    assert (
+        trim_chunks([s], QUERY, params)[0].text
+        == trim_chunks([a], QUERY, params)[0].text
+        == ("I0.\n\n[...]\n\nF0.\n\n[...]\n\nD0.\nD1.")
+    )
+
+
+def test_a_setext_heading_whose_section_was_cut_does_not_close_a_run():
+    c = chunk(
+        ["Setup takes a minute.", "Next steps\n----------", "Read the guide.", "Later\n=====", "L0."],
+        [0.95, 0.0, 0.1, 0.0, 0.96],
+        sep="\n\n",
+    )
+    out = trim_chunks([c], QUERY, TrimParams(threshold=0.9, window=1, trim_markup=True))[0]
+    assert out.text == "Setup takes a minute.\n\n[...]\n\nLater\n=====\n\nL0."
+
+
+def test_a_setext_heading_lends_its_words_to_the_units_under_it_and_is_left_out_of_the_spread():
+    c = replace(
+        chunk(
+            [_setext("## response_model_exclude_unset"), "Leaves out the defaults.", "Other\n-----", "Else."],
+            [0.8, 0.8, 0.0, 0.8],
+            sep="\n\n",
+        ),
+        language="en",
+    )
+    evidence = lexical_evidence(c, TERMS, heading_weight=0.5)
+    assert evidence[1] == pytest.approx(0.5) and evidence[3] == 0.0
+    assert c.spread(c.scores(QUERY)) == pytest.approx(0.0, abs=1e-6)
+
+
+def test_a_setext_option_heading_holds_its_fields_together():
+    assert unit_companions(["port\n----", "The port to listen on.", "Default: 8000"]) == [
+        (2,),
+        (0, 2),
+        (0, 1),
+    ]
