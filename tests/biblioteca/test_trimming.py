@@ -233,14 +233,18 @@ def test_a_kept_table_row_brings_its_own_tables_header_and_rule_even_from_the_wi
     assert out.text == "| K | V |\n|---|---|\n| a | b |"
 
 
-def test_a_heading_whose_section_was_cut_does_not_close_a_run():
+@pytest.mark.parametrize(
+    ("next_steps", "later"),
+    [("## Next steps", "## Later"), ("Next steps\n----------", "Later\n=====")],  # ATX or setext
+)
+def test_a_heading_whose_section_was_cut_does_not_close_a_run(next_steps, later):
     c = chunk(
-        ["Setup takes a minute.", "## Next steps", "Read the guide.", "## Later", "L0."],
+        ["Setup takes a minute.", next_steps, "Read the guide.", later, "L0."],
         [0.95, 0.0, 0.1, 0.0, 0.96],
         sep="\n\n",
     )
     out = trim_chunks([c], QUERY, TrimParams(threshold=0.9, window=1, trim_markup=True))[0]
-    assert out.text == "Setup takes a minute.\n\n[...]\n\n## Later\n\nL0."
+    assert out.text == f"Setup takes a minute.\n\n[...]\n\n{later}\n\nL0."
     assert 1 not in out.kept and 3 in out.kept, "a heading over kept text stays"
 
 
@@ -868,16 +872,6 @@ def test_setext_headings_open_sections_for_the_section_rules_as_atx_ones_do():
         == trim_chunks([a], QUERY, params)[0].text
         == ("I0.\n\n[...]\n\nF0.\n\n[...]\n\nD0.\nD1.")
     )
-
-
-def test_a_setext_heading_whose_section_was_cut_does_not_close_a_run():
-    c = chunk(
-        ["Setup takes a minute.", "Next steps\n----------", "Read the guide.", "Later\n=====", "L0."],
-        [0.95, 0.0, 0.1, 0.0, 0.96],
-        sep="\n\n",
-    )
-    out = trim_chunks([c], QUERY, TrimParams(threshold=0.9, window=1, trim_markup=True))[0]
-    assert out.text == "Setup takes a minute.\n\n[...]\n\nLater\n=====\n\nL0."
 
 
 def test_a_setext_heading_lends_its_words_to_the_units_under_it_and_is_left_out_of_the_spread():
