@@ -17,6 +17,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from biblioteca.text.chunking import shown_heading
+
 
 @dataclass(frozen=True)
 class Piece:
@@ -92,7 +94,7 @@ def grow(
 
 def join(pieces: Sequence[Piece]) -> Joined:
     """One text for consecutive chunks: overlaps said once, and a section's heading line put back where a chunk
-    of another section begins (chunks keep their headings apart, in their heading path)."""
+    of another section begins (chunks keep their headings apart, in their heading path), as readers see it."""
     text = ""
     members: list[Member] = []
     headings: list[tuple[int, int]] = []
@@ -102,9 +104,10 @@ def join(pieces: Sequence[Piece]) -> Joined:
         if previous is not None:
             cut = max(0, min(previous.end - piece.start, len(piece.text)))
             if piece.heading_path != previous.heading_path and piece.heading_path:
+                heading = shown_heading(piece.heading_path[-1])
                 text += "\n\n"
-                headings.append((len(text), len(text) + len(piece.heading_path[-1])))
-                text += piece.heading_path[-1]
+                headings.append((len(text), len(text) + len(heading)))
+                text += heading
                 text += "\n\n"
             elif cut == 0:
                 text += "\n\n"

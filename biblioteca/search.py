@@ -22,7 +22,7 @@ from biblioteca.selectors import (
     chunk_neighbours_scored,
     chunk_search,
 )
-from biblioteca.text.chunking import passage_header
+from biblioteca.text.chunking import passage_header, shown_heading
 from biblioteca.text.lexical import search_config
 
 MAX_TOP_K = 20
@@ -53,8 +53,17 @@ class RetrievedChunk:
         return [m.chunk_id for m in self.layout.members] if self.layout else [self.id]
 
     @property
+    def shown_title(self) -> str:
+        return shown_heading(self.title)
+
+    @property
+    def shown_heading_path(self) -> list[str]:
+        """The heading path as readers and the LLM see it (`shown_heading`); trimming reads it whole."""
+        return [shown_heading(h) for h in self.heading_path]
+
+    @property
     def doc_line(self) -> str:
-        return passage_header(title=self.title, heading_path=self.heading_path)
+        return passage_header(title=self.shown_title, heading_path=self.shown_heading_path)
 
     @property
     def content(self) -> str:
@@ -65,8 +74,8 @@ class RetrievedChunk:
             "id": self.id,
             "chunk_id": self.chunk_id,
             "document_id": self.document_id,
-            "title": self.title,
-            "heading_path": self.heading_path,
+            "title": self.shown_title,
+            "heading_path": self.shown_heading_path,
             "url": self.url,
             "score": round(self.score, 4),
             "content": self.content,

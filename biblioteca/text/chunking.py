@@ -46,6 +46,7 @@ import re
 import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import PurePath
 from typing import Any, NamedTuple
 
@@ -462,6 +463,20 @@ def unit_heading_level(unit: str) -> int | None:
     if lead > 3 or "\t" in body[:lead] or _NOT_SETEXT.match(body) or _BLANK_LINE.search(body + "\n"):
         return None
     return 1 if underline.strip()[0] == "=" else 2
+
+
+# What a heading holds for the site's generator, not its reader: an attribute list closing it (`{ #install }`,
+# `{#id .cls}`, kramdown's `{: #id}`) and empty anchor tags (`<span id="x"></span>`, `<a name="x"></a>`).
+_HEADING_ANCHORS = re.compile(
+    r"[ \t]*\{:?[ \t]*[#.][^{}\n]*\}[ \t]*$|<(span|a)\b[^<>]*>[ \t]*</\1[ \t]*>|<a[ \t]+(?:name|id)=[^<>]*/?>"
+)
+
+
+@lru_cache(maxsize=4096)
+def shown_heading(label: str) -> str:
+    """A title or heading path entry as a reader is shown it: without its anchors. They stay in what is
+    embedded and searched (measured: an English anchor on a Spanish page's heading helps find it)."""
+    return " ".join(_HEADING_ANCHORS.sub(" ", label).split())
 
 
 def passage_header(*, title: str, heading_path: Sequence[str]) -> str:

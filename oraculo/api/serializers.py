@@ -153,8 +153,8 @@ def ask_response_data(result) -> dict:
         "sources": [
             {
                 "id": int(chunk.id),
-                "title": str(chunk.title),
-                "heading_path": [str(h) for h in chunk.heading_path],
+                "title": str(chunk.shown_title),
+                "heading_path": [str(h) for h in chunk.shown_heading_path],
                 "url": str(chunk.url),
                 "score": _rounded(chunk.score),
                 "content": str(chunk.content),

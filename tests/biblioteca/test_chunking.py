@@ -17,6 +17,7 @@ from biblioteca.text.chunking import (
     document_title,
     parse_front_matter,
     passage_header,
+    shown_heading,
     unit_heading_level,
 )
 
@@ -250,6 +251,26 @@ def test_a_sentence_unit_is_a_heading_in_either_syntax(unit: str, level: int) ->
 )
 def test_a_sentence_unit_that_is_no_heading(unit: str) -> None:
     assert unit_heading_level(unit) is None
+
+
+@pytest.mark.parametrize(
+    ("label", "shown"),
+    [
+        ("# Responses adicionales { #additional-responses }", "# Responses adicionales"),
+        ("## Sub {#sub .tabbed}", "## Sub"),
+        ("### Kramdown {: #kramdown }", "### Kramdown"),
+        ('Installing via Composer <span id="composer"></span>', "Installing via Composer"),
+        ('## <a name="intro"></a> Intro', "## Intro"),
+        ("## <a id=intro/> Intro", "## Intro"),
+        # braces that are text, and an anchor quoted in code, stay
+        ("## Use {curly} braces", "## Use {curly} braces"),
+        ("## `{#id}` syntax", "## `{#id}` syntax"),
+        ("## `retries` { #retries }", "## `retries`"),
+        ("## <span>styled</span> word", "## <span>styled</span> word"),
+    ],
+)
+def test_a_heading_is_shown_without_its_anchors(label: str, shown: str) -> None:
+    assert shown_heading(label) == shown
 
 
 # --- fix 3: blocks are not cut --------------------------------------------

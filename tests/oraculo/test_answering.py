@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth import get_user_model
 
+from biblioteca.ingest import document_ingest
 from oraculo.answering import NOT_FOUND, AppNotAllowed, ask, extractive_answer, question_language
+from oraculo.api.serializers import ask_response_data
 from oraculo.models import AnswerMode, OraculoQuery, WidgetKey
 from tests.oraculo.fake_llm import MODEL
 
@@ -128,3 +130,26 @@ def test_nothing_found_answers_in_the_questions_language_without_calling_the_llm
 )
 def test_question_language(question, language):
     assert question_language(question) == language
+
+
+def test_readers_see_titles_and_headings_without_their_anchors():
+    content = (
+        "# Cuentas { #accounts }\n\nTodo sobre tu cuenta.\n\n"
+        '## Restablecer la contraseña <span id="reset"></span>\n\n'
+        "Pulsa «Olvidé mi contraseña» en la pantalla de entrada y sigue el enlace que llega por correo.\n"
+    )
+    document_ingest(source_path="cuentas.md", content=content, app="anclas")
+    result = ask("¿Cómo restablezco la contraseña?", app="anclas")
+
+    (source,) = result.sources  # the page's two chunks, grown into one passage
+    # stored and searched whole: an anchor's words help find the page
+    assert source.title == "Cuentas { #accounts }" and source.heading_path == ["# Cuentas { #accounts }"]
+    assert source.shown_title == "Cuentas" and source.shown_heading_path == ["# Cuentas"]
+    assert "\n\n## Restablecer la contraseña\n\nPulsa" in source.text
+    assert result.answer.startswith("[1] Cuentas\n")
+    shown = ask_response_data(result)["sources"][0]
+    assert shown["title"] == "Cuentas" and shown["heading_path"] == ["# Cuentas"]
+    assert shown["content"].startswith("[Doc: Cuentas]\n")
+    assert source.as_dict()["title"] == "Cuentas"
+    for text in (result.answer, shown["content"], shown["html"]):
+        assert "{ #" not in text and "span" not in text
