@@ -34,7 +34,6 @@ _django.setup()
 import docs_qa  # noqa: E402
 from django.conf import settings  # noqa: E402
 
-from biblioteca.ingest import directory_ingest  # noqa: E402
 from biblioteca.retrieval import resolve_trim_params, retrieval_prepare, stored_trim_inputs  # noqa: E402
 from biblioteca.search import RetrievedChunk  # noqa: E402
 from biblioteca.selectors import query_term_weights  # noqa: E402
@@ -68,7 +67,7 @@ def load_cases(
 ) -> tuple[list[Case], Callable]:
     folders, questions, hit = (loader or docs_qa.DATASETS[dataset])([lang])
     app = docs_qa.app_name(dataset, lang)
-    directory_ingest(paths=[folders[lang]], app=app, source_type="xquad" if dataset == "xquad" else "docs")
+    _django.ingest(paths=[folders[lang]], app=app, source_type="xquad" if dataset == "xquad" else "docs")
     questions = questions[:limit] if limit else questions
     cases = []
     for q in questions:

@@ -41,7 +41,6 @@ from django.conf import settings  # noqa: E402
 from django.test.utils import override_settings  # noqa: E402
 
 from biblioteca.embeddings import get_embedder  # noqa: E402
-from biblioteca.ingest import directory_ingest  # noqa: E402
 from biblioteca.retrieval import retrieve  # noqa: E402
 from oraculo.evaluation.measures import answer_in_context  # noqa: E402
 
@@ -269,7 +268,7 @@ def main() -> None:
     if args.limit:
         questions = [q for lang in args.langs for q in [q for q in questions if q.lang == lang][: args.limit]]
     for lang, folder in folders.items():
-        report = directory_ingest(
+        report = _django.ingest(
             paths=[folder],
             app=app_name(args.dataset, lang),
             source_type="xquad" if args.dataset == "xquad" else "docs",

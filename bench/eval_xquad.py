@@ -26,7 +26,6 @@ from rich.console import Console  # noqa: E402
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn  # noqa: E402
 from rich.table import Table  # noqa: E402
 
-from biblioteca.ingest import directory_ingest  # noqa: E402
 from oraculo.evaluation.harness import calibration_sweep  # noqa: E402
 from oraculo.evaluation.params import sweep_parse  # noqa: E402
 from oraculo.evaluation.questions import LabelledQuestion  # noqa: E402
@@ -61,7 +60,7 @@ def main() -> None:
     reports = {}
     for lang in args.langs:
         app = f"xquad-{lang}"
-        ingest = directory_ingest(paths=[args.qa / f"docs_{lang}"], app=app, source_type="xquad")
+        ingest = _django.ingest(paths=[args.qa / f"docs_{lang}"], app=app, source_type="xquad")
         questions = gold(args.qa, lang, args.limit)
         console.print(
             f"[bold]{app}[/]: {len(ingest.results)} documents ({ingest.count('unchanged')} unchanged), "

@@ -35,7 +35,6 @@ from django.conf import settings  # noqa: E402
 from django.db import connection  # noqa: E402
 
 from biblioteca.embeddings import _build, get_embedder  # noqa: E402
-from biblioteca.ingest import directory_ingest  # noqa: E402
 from biblioteca.ingest_queue import directory_ingest_enqueue, queued_ingest_wait  # noqa: E402
 from biblioteca.models import Document  # noqa: E402
 
@@ -61,7 +60,7 @@ def in_process(folder: Path) -> float:
     embedder = get_embedder()
     embedder.embed_query("warm up")
     try:
-        first = directory_ingest(paths=[folder], app=app)
+        first = _django.ingest(paths=[folder], app=app)
         rate = line(
             "in-process",
             first.count("added"),
@@ -70,7 +69,7 @@ def in_process(folder: Path) -> float:
             f"({100 * first.embed_seconds / first.seconds:.0f}% embedding)",
         )
         calls = embedder.calls
-        second = directory_ingest(paths=[folder], app=app)
+        second = _django.ingest(paths=[folder], app=app)
         print(
             f"{'in-process, unchanged':<28} {second.count('unchanged'):>4} docs in {second.seconds:.2f}s, "
             f"{embedder.calls - calls} embedding calls",
@@ -178,7 +177,7 @@ def openai(folder: Path, concurrency_levels: list[int], server_threads: int) -> 
             embedder.embed_query("warm up")
             app = f"bench-ingest-{time.time_ns()}"
             try:
-                report = directory_ingest(paths=[folder], app=app, embedder=embedder)
+                report = _django.ingest(paths=[folder], app=app, embedder=embedder)
                 rates[concurrency] = line(
                     f"openai, {concurrency} in flight",
                     report.count("added"),

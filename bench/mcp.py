@@ -26,7 +26,7 @@ import sys
 import time
 from pathlib import Path
 
-from _django import ROOT, setup
+from _django import ROOT, ingest, setup
 
 # This file is named like the SDK's package: the SDK must be what `import mcp` finds.
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
@@ -69,13 +69,12 @@ def prepare(app: str) -> tuple[str, str, int]:
     from django.contrib.auth.models import User
     from rest_framework.authtoken.models import Token
 
-    from biblioteca.ingest import directory_ingest
     from biblioteca.models import Document
     from oraculo.mcp.tokens import token_create
 
     if not Document.objects.filter(app=app).exists():
         print(f"ingesting docs/ as app {app!r} ...", file=sys.stderr)
-        directory_ingest(paths=[ROOT / "docs"], app=app, source_type="guide")
+        ingest(paths=[ROOT / "docs"], app=app, source_type="guide")
     user, _ = User.objects.get_or_create(username="bench-mcp", defaults={"is_staff": True})
     if not user.is_staff:
         user.is_staff = True

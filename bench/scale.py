@@ -553,11 +553,8 @@ def run_one(args: argparse.Namespace, n: int) -> dict:
     os.environ["QUERY_VECTOR_CACHE"] = "false"
     os.environ["RETRIEVAL_CACHE"] = "false"
     _django.setup()
-    from django.core.management import call_command
-
     from biblioteca.vector_index import configured_hnsw_options
 
-    call_command("migrate", verbosity=0)
     store = VAR / f"scale-{label(n)}"
     result_path = VAR / f"scale-{label(n)}.json"
     previous = json.loads(result_path.read_text()) if result_path.exists() else {}

@@ -34,7 +34,6 @@ from django.conf import settings  # noqa: E402
 from django.test.utils import override_settings  # noqa: E402
 
 from biblioteca.embeddings import get_embedder  # noqa: E402
-from biblioteca.ingest import directory_ingest  # noqa: E402
 from biblioteca.retrieval import (  # noqa: E402
     chunk_tokens,
     context_tokens,
@@ -104,7 +103,7 @@ def main() -> None:
     questions = []
     for lang, folder in folders.items():
         app = docs_qa.app_name(args.dataset, lang)
-        directory_ingest(paths=[folder], app=app, source_type="xquad" if args.dataset == "xquad" else "docs")
+        _django.ingest(paths=[folder], app=app, source_type="xquad" if args.dataset == "xquad" else "docs")
         questions += [(q.text, app) for q in all_questions if q.lang == lang][: args.questions // 2]
     embedder = get_embedder()
     vectors = [embedder.embed_query(q) for q, _ in questions]
