@@ -33,6 +33,7 @@ class DocumentAdmin(DateHierarchyAdminMixin, admin.ModelAdmin):
         "created_at",
         "modified_at",
         "ingested_at",
+        "processed_with",
     ]
     inlines = [ChunkInline]
     date_hierarchy = "ingested_at"

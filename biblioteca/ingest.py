@@ -10,7 +10,7 @@ one transaction's story, and the report that names every file's outcome is built
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -26,8 +26,10 @@ from biblioteca.text.chunking import chunk_markdown, content_hash, document_titl
 from biblioteca.text.lexical import detect_language, lexical_text, search_config
 from biblioteca.text.sentences import split_sentence_spans
 from biblioteca.text.tokens import count_tokens
+from biblioteca.text.version import TEXT_VERSION
 
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")
+TITLE_MAX_LENGTH = Document._meta.get_field("title").max_length
 
 
 class IngestError(ApplicationError):
@@ -104,28 +106,64 @@ def _prepare(*, source_path: str, content: str) -> tuple[str, list[_PreparedChun
     return title, prepared
 
 
+def _embedded_text(*, title: str, chunk_text: str, heading_path: Sequence[str]) -> str:
+    """A chunk is embedded under its passage header (title and headings), so a section whose text never names
+    its topic is still found by it."""
+    return f"{passage_header(title=title, heading_path=heading_path)}\n{chunk_text}"
+
+
 def _embed_chunks(
-    embedder: Embedder, chunks: Sequence[_PreparedChunk], *, title: str
+    embedder: Embedder,
+    chunks: Sequence[_PreparedChunk],
+    *,
+    title: str,
+    known: Mapping[str, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, list[np.ndarray], int]:
     """One batch pass over every chunk and every sentence: chunk vectors, sentence vectors per chunk, and how
     many texts were embedded.
 
-    A chunk is embedded under its passage header (title and headings), so a section whose text never names
-    its topic is still found by it; sentences are embedded bare, to score them against each other. A text
-    that occurs twice (sentences in the overlap between chunks, repeated code) is embedded once.
+    Sentences are embedded bare, to score them against each other. A text that occurs twice (sentences in the
+    overlap between chunks, repeated code) is embedded once, and one in `known` (the document's stored
+    vectors, by the exact text embedded) not at all.
     """
-    texts = [f"{passage_header(title=title, heading_path=c.heading_path)}\n{c.text}" for c in chunks]
+    known = known or {}
+    texts = [_embedded_text(title=title, chunk_text=c.text, heading_path=c.heading_path) for c in chunks]
     for c in chunks:
         texts.extend(c.text[s:e] for s, e in c.sentence_spans)
     unique = list(dict.fromkeys(texts))
-    position = {text: i for i, text in enumerate(unique)}
-    vectors = embedder.embed_documents(unique)[[position[t] for t in texts]]
+    missing = [text for text in unique if text not in known]
+    embedded = dict(zip(missing, embedder.embed_documents(missing)))
+    vectors = np.array([embedded[t] if t in embedded else known[t] for t in texts], dtype=np.float32).reshape(
+        len(texts), embedder.dimensions
+    )
     chunk_vectors = vectors[: len(chunks)]
     per_chunk, cursor = [], len(chunks)
     for c in chunks:
         per_chunk.append(vectors[cursor : cursor + len(c.sentence_spans)])
         cursor += len(c.sentence_spans)
-    return chunk_vectors, per_chunk, len(unique)
+    return chunk_vectors, per_chunk, len(missing)
+
+
+def _stored_vectors(document: Document) -> dict[str, np.ndarray]:
+    """The vectors a document's stored texts were embedded to, by the exact text embedded: an edit re-embeds
+    only the texts it changed, and a document processed again only its new ones."""
+    known = {
+        text: np.asarray(vector, dtype=np.float32)
+        for text, vector in Sentence.objects.filter(chunk__document=document).values_list("text", "embedding")
+    }
+    if (
+        len(document.title) < TITLE_MAX_LENGTH
+    ):  # a cut title no longer gives back the header that was embedded
+        for heading_path, text, vector in document.chunks.values_list("heading_path", "text", "embedding"):
+            known[_embedded_text(title=document.title, chunk_text=text, heading_path=heading_path)] = (
+                np.asarray(vector, dtype=np.float32)
+            )
+    return known
+
+
+def text_processing() -> str:
+    """What made a document's chunks: the text pipeline's version and the chunk settings."""
+    return f"text {TEXT_VERSION}, chunks {settings.CHUNK_SIZE}/{settings.CHUNK_OVERLAP}"
 
 
 def _chunk_rows(
@@ -208,12 +246,8 @@ def document_ingest(
     embedder = embedder or get_embedder()
     existing = Document.objects.filter(app=app, source_path=source_path).first()
     language = document_language(app=app, content=content)
-    if (
-        existing
-        and not force
-        and existing.content_hash == digest
-        and not _needs_reembedding(existing, embedder)
-    ):
+    reusable = bool(existing) and not force and not _needs_reembedding(existing, embedder)
+    if reusable and existing.content_hash == digest and existing.processed_with == text_processing():
         if not dry_run:
             if existing.url != url or existing.source_type != source_type:
                 Document.objects.filter(pk=existing.pk).update(url=url, source_type=source_type)
@@ -227,7 +261,8 @@ def document_ingest(
         return DocumentResult(source_path, status, chunks=len(prepared), sentences=sentence_count)
 
     started = time.perf_counter()
-    chunk_vectors, sentence_vectors, embedded = _embed_chunks(embedder, prepared, title=title)
+    known = _stored_vectors(existing) if reusable else None
+    chunk_vectors, sentence_vectors, embedded = _embed_chunks(embedder, prepared, title=title, known=known)
     embed_seconds = time.perf_counter() - started
 
     with transaction.atomic():
@@ -235,13 +270,14 @@ def document_ingest(
             app=app,
             source_path=source_path,
             defaults={
-                "title": title[:500],
+                "title": title[:TITLE_MAX_LENGTH],
                 "source_type": source_type,
                 "url": url,
                 "content_hash": digest,
                 "language": language,
                 "search_config": search_config(language),
                 "ingested_at": timezone.now(),
+                "processed_with": text_processing(),
             },
         )
         document.chunks.all().delete()

@@ -31,6 +31,12 @@ class Document(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     modified_at = models.DateTimeField(auto_now=True)
     ingested_at = models.DateTimeField(null=True, blank=True)
+    processed_with = models.CharField(
+        max_length=64,
+        blank=True,
+        help_text="The text pipeline's version and chunk settings that made its chunks; blank when not known. "
+        "A document made under others is processed again at its next ingest.",
+    )
 
     class Meta:
         constraints = [

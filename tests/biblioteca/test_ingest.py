@@ -11,7 +11,7 @@ from django.core.management.base import CommandError
 
 from biblioteca.checks import chunk_settings
 from biblioteca.embeddings import Embedder, EmbeddingError, get_embedder
-from biblioteca.ingest import directory_ingest, document_ingest
+from biblioteca.ingest import directory_ingest, document_ingest, text_processing
 from biblioteca.models import Chunk, Document, Sentence
 from biblioteca.selectors import chunk_search
 
@@ -99,6 +99,101 @@ def test_changed_content_replaces_the_chunks():
     assert result.status == "updated"
     texts = list(Chunk.objects.filter(document__app="t-change").values_list("text", flat=True))
     assert texts == ["New text about dogs."]
+
+
+def stored(app: str) -> tuple[list[tuple[str, np.ndarray]], list[tuple[str, np.ndarray]]]:
+    """Every chunk's and sentence's text and vector in `app`, in order."""
+    chunks = [
+        (c.text, np.asarray(c.embedding, dtype=np.float32))
+        for c in Chunk.objects.filter(document__app=app).order_by("document__source_path", "chunk_index")
+    ]
+    sentences = [
+        (s.text, np.asarray(s.embedding, dtype=np.float32))
+        for s in Sentence.objects.filter(chunk__document__app=app).order_by(
+            "chunk__document__source_path", "chunk__chunk_index", "position"
+        )
+    ]
+    return chunks, sentences
+
+
+def assert_same_library(app: str, fresh_app: str) -> None:
+    """`app` holds what a first ingest makes of the same files: the same texts, with the same vectors."""
+    (chunks, sentences), (fresh_chunks, fresh_sentences) = stored(app), stored(fresh_app)
+    assert [t for t, _ in chunks] == [t for t, _ in fresh_chunks]
+    assert [t for t, _ in sentences] == [t for t, _ in fresh_sentences]
+    for (_, vector), (_, fresh) in zip(chunks + sentences, fresh_chunks + fresh_sentences):
+        np.testing.assert_allclose(vector, fresh, atol=2e-3)
+
+
+GUIDE_SECTIONS = GUIDE + "".join(
+    f"\n## Step {n}\n\nStep {n} checks the {word} settings. It logs what it found.\n"
+    for n, word in enumerate(["network", "disk", "memory", "cache"], start=1)
+)
+
+
+def test_an_edit_embeds_only_the_texts_it_changed():
+    document_ingest(source_path="p.md", content=GUIDE_SECTIONS, app="t-edit")
+    edited = GUIDE_SECTIONS.replace("Step 3 checks the memory settings.", "Step 3 checks the swap settings.")
+    embedder = get_embedder()
+    texts = embedder.texts_embedded
+    result = document_ingest(source_path="p.md", content=edited, app="t-edit")
+    assert result.status == "updated"
+    # the edited sentence, and its chunk under its header: nothing else
+    assert result.embedded_texts == embedder.texts_embedded - texts == 2
+    document_ingest(source_path="p.md", content=edited, app="t-edit-fresh")
+    assert_same_library("t-edit", "t-edit-fresh")
+
+
+def test_force_embeds_every_text_again():
+    first = document_ingest(source_path="p.md", content=GUIDE_SECTIONS, app="t-force")
+    again = document_ingest(source_path="p.md", content=GUIDE_SECTIONS, app="t-force", force=True)
+    assert again.status == "updated" and again.embedded_texts == first.embedded_texts > 0
+
+
+def test_a_document_chunked_under_other_settings_is_chunked_again_at_its_next_ingest(settings):
+    content = GUIDE_SECTIONS + "\n## Long\n\n" + " ".join(f"Line {n} of the long section." for n in range(9))
+    size, overlap = settings.CHUNK_SIZE, settings.CHUNK_OVERLAP
+    settings.CHUNK_SIZE, settings.CHUNK_OVERLAP = 12, 0
+    document_ingest(source_path="p.md", content=content, app="t-rechunk")
+    small = set(Chunk.objects.filter(document__app="t-rechunk").values_list("text", flat=True))
+    settings.CHUNK_SIZE, settings.CHUNK_OVERLAP = size, overlap
+    result = document_ingest(source_path="p.md", content=content, app="t-rechunk")
+    assert result.status == "updated"
+    chunks = list(Chunk.objects.filter(document__app="t-rechunk").values_list("text", flat=True))
+    new = [text for text in chunks if text not in small]
+    assert len(chunks) < len(small) and new
+    # only the chunks whose text is new: every sentence was embedded before
+    assert result.embedded_texts == len(new)
+    assert document_ingest(source_path="p.md", content=content, app="t-rechunk").status == "unchanged"
+    document_ingest(source_path="p.md", content=content, app="t-rechunk-fresh")
+    assert_same_library("t-rechunk", "t-rechunk-fresh")
+
+
+@pytest.mark.parametrize("stored_with", ["", "text 0, chunks 500/50"])
+def test_a_document_processed_by_another_text_version_is_processed_again_without_embedding(stored_with):
+    """Documents stored before the version was (blank), or under an older one, get this version's chunks."""
+    document_ingest(source_path="p.md", content=GUIDE_SECTIONS, app="t-version")
+    Document.objects.filter(app="t-version").update(processed_with=stored_with)
+    Chunk.objects.filter(document__app="t-version", chunk_index=0).update(text="What an older chunker made.")
+    result = document_ingest(source_path="p.md", content=GUIDE_SECTIONS, app="t-version")
+    assert result.status == "updated"
+    # only the chunk whose text differs from the stored one is embedded: every other text was stored as is
+    assert result.embedded_texts == 1
+    assert Document.objects.get(app="t-version").processed_with == text_processing() != stored_with
+    document_ingest(source_path="p.md", content=GUIDE_SECTIONS, app="t-version-fresh")
+    assert_same_library("t-version", "t-version-fresh")
+
+
+def test_vectors_of_another_model_are_never_reused():
+    document_ingest(source_path="p.md", content=GUIDE_SECTIONS, app="t-model")
+    Chunk.objects.filter(document__app="t-model").update(embedding_model="another-model")
+    first = Document.objects.get(app="t-model")
+    result = document_ingest(source_path="p.md", content=GUIDE_SECTIONS + "\nOne more line.\n", app="t-model")
+    assert (
+        result.status == "updated"
+        and result.embedded_texts
+        == result.chunks + Sentence.objects.filter(chunk__document=first).values("text").distinct().count()
+    )
 
 
 def test_a_failing_embedder_leaves_the_previous_version_intact_and_searchable():

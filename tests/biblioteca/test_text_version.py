@@ -1,0 +1,69 @@
+"""The text pipeline's version moves with its output, so stored documents are processed again when it changes.
+
+`ingest` stores each document with `TEXT_VERSION`; a document stored under another version is chunked and split
+again at its next ingest. That only works if the version is bumped whenever the output changes: this test
+fingerprints the pipeline's output over frozen inputs and pins it to the version.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from biblioteca.text.chunking import chunk_markdown, document_title
+from biblioteca.text.sentences import split_sentence_spans
+from biblioteca.text.version import TEXT_VERSION
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+DATA = Path(__file__).resolve().parent / "data"
+
+# TEXT_VERSION -> the fingerprint of its output. A change to the chunker or the splitter that fails here changes
+# what is stored: bump TEXT_VERSION and pin the new fingerprint under it.
+PINNED = {1: "29d959c158bf3387"}
+
+
+def inputs() -> list[tuple[str, str]]:
+    """Frozen markdown (never edited: it is the measure), as (file name, content)."""
+    sample = (FIXTURES / "text_version" / "sample.md").read_text(encoding="utf-8")
+    files = [("sample.md", sample), ("sample.mdx", sample)]
+    files += sorted((p.name, p.read_text(encoding="utf-8")) for p in (FIXTURES / "docs").rglob("*.md"))
+    for lang in ("en", "es"):
+        for n, line in enumerate(
+            (DATA / f"golden_rules_{lang}.jsonl").read_text(encoding="utf-8").splitlines()
+        ):
+            files.append((f"rule-{lang}-{n}.md", json.loads(line)["text"]))
+    return files
+
+
+def fingerprint() -> str:
+    output = []
+    for name, content in inputs():
+        title = document_title(filename=name, content=content)
+        for size, overlap in ((500, 50), (40, 10)):
+            for chunk in chunk_markdown(
+                filename=name, content=content, title=title, chunk_size=size, chunk_overlap=overlap
+            ):
+                output.append(
+                    [name, title, list(chunk.heading_path), chunk.text, chunk.start, chunk.end]
+                    + [list(span) for span in split_sentence_spans(chunk.text)]
+                )
+    return hashlib.sha256(json.dumps(output, ensure_ascii=False).encode()).hexdigest()[:16]
+
+
+def test_the_pipeline_output_is_the_one_its_version_pins():
+    assert TEXT_VERSION in PINNED, f"pin TEXT_VERSION {TEXT_VERSION}'s fingerprint: {fingerprint()}"
+    assert fingerprint() == PINNED[TEXT_VERSION], (
+        "the chunker's or the splitter's output changed: bump TEXT_VERSION in biblioteca/text/version.py and "
+        f"pin {fingerprint()!r} under it, so that stored documents are processed again"
+    )
+
+
+def test_the_inputs_exercise_chunking_and_splitting():
+    """A fingerprint over inputs that make one chunk of one sentence each would catch nothing."""
+    names = {name for name, _ in inputs()}
+    assert {"sample.md", "sample.mdx"} <= names and len(names) > 50
+    chunks = chunk_markdown(
+        filename="sample.md", content=inputs()[0][1], title="t", chunk_size=40, chunk_overlap=10
+    )
+    assert len(chunks) > 10 and max(len(split_sentence_spans(c.text)) for c in chunks) > 3
