@@ -274,6 +274,8 @@ def select_sentences(
 
 
 _ITEM = re.compile(r"(?:[-*+]|\d{1,9}[.)])[ \t]")
+# MDN's definition lists: a term's item, then its definition nested under it as an item opening with a colon
+_DEFINITION = re.compile(r"[-*+][ \t]+:[ \t]")
 _TABLE_ROW = re.compile(r"\|")
 _TABLE_RULE = re.compile(r"\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)*\|?[ \t]*$")
 _FIELD = re.compile(r"(?:[-*+][ \t]+)?(?:\*\*|__)?[^\W\d_][\w ()/-]{0,30}:(?:\*\*|__)?[ \t]*\S")
@@ -343,10 +345,11 @@ def _inside(i: int, kept: set[int], markup: Sequence[bool], step: int) -> bool:
 
 def unit_companions(units: Sequence[str], shapes: Sequence[str] | None = None) -> list[tuple[int, ...]]:
     """For each unit, the units kept with it: a table row's header row and rule (a header row's rule); a list
-    item's lead-in (the unit just before its list); a field line's heading and sibling fields; a heading's field
-    lines; any other line of an option's section (a heading with field lines at its top) that heading and those
-    fields, so a kept description or example names its option's type and default. `shapes` are the units'
-    shapes when the caller has them."""
+    item's lead-in (the unit just before its list); a definition's term and a term's definitions (`- term`
+    over `  - : what it means`); a field line's heading and sibling fields; a heading's field lines; any other
+    line of an option's section (a heading with field lines at its top) that heading and those fields, so a
+    kept description or example names its option's type and default. `shapes` are the units' shapes when the
+    caller has them."""
     if shapes is None:
         shapes = [_unit_shape(u) for u in units]
     out: list[set[int]] = [set() for _ in units]
@@ -361,6 +364,13 @@ def unit_companions(units: Sequence[str], shapes: Sequence[str] | None = None) -
                 out[i].add(first - 1)
                 if shape == "item" and units[first - 1].rstrip().endswith(":"):
                     out[first - 1].add(i)
+            if shape == "item" and _is_definition(units[i]):
+                term = i - 1
+                while term >= 0 and shapes[term] == "item" and _is_definition(units[term]):
+                    term -= 1
+                if term >= 0 and shapes[term] == "item":
+                    out[i].add(term)
+                    out[term].add(i)
     for lo, hi in _field_runs(shapes):
         run = range(lo, hi + 1)
         for i in run:
@@ -373,6 +383,10 @@ def unit_companions(units: Sequence[str], shapes: Sequence[str] | None = None) -
     for i, companions in enumerate(out):
         companions.discard(i)
     return [tuple(sorted(c)) for c in out]
+
+
+def _is_definition(unit: str) -> bool:
+    return bool(_DEFINITION.match(unit.lstrip()))
 
 
 def _field_runs(shapes: Sequence[str]) -> list[tuple[int, int]]:

@@ -464,6 +464,21 @@ def test_the_spread_factor_shrinks_the_margins_when_scores_are_close_together():
             ],
             [(1, 2), (0, 2), (0, 1), (0, 1, 2), (0, 1, 2), (), (), (), (7,)],
         ),
+        # a definition list as MDN writes it: each definition comes with its term and the term with each of
+        # its definitions; an item opening with a colon after prose defines nothing, nor does `Note: ...`
+        (
+            [
+                "## Directives",
+                "- `*` (wildcard)",
+                "  - : Any header may have shaped the answer.",
+                "- `<name>`",
+                "  - : A request header that shaped it.",
+                "  - : Or several, comma-separated.",
+            ],
+            [(), (0, 2), (0, 1), (0, 4, 5), (0, 3), (0, 3)],
+        ),
+        (["Some prose.", "- : a stray colon item"], [(), (0,)]),
+        (["- Note: not a definition", "- Plain item"], [(), ()]),
         (["Just prose.", "More prose."], [(), ()]),
     ],
 )
