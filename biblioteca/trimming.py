@@ -282,7 +282,8 @@ _FIELD = re.compile(r"(?:[-*+][ \t]+)?(?:\*\*|__)?[^\W\d_][\w ()/-]{0,30}:(?:\*\
 _FIELD_MAX = 160
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
 _MARKUP = re.compile(
-    r"\s*(?:(?:</?[A-Za-z][^>\n]*>\s*)+|/{3}[^\n]*|:{3}[^\n]*|(?:!!!|\?{3}\+?)[ \t]*[A-Za-z][^\n]*|\{\*[^\n]*\*\}"
+    r"\s*(?:(?:(?:</?[A-Za-z][^>\n]*>|<!--[^\n]*?-->)\s*)+|/{3}[^\n]*|:{3}[^\n]*"
+    r"|(?:!!!|\?{3}\+?)[ \t]*[A-Za-z][^\n]*|\{\*[^\n]*\*\}"
     r"|\{\{[<%][^\n]*[%>]\}\}|\{%[^\n]*%\}|\{:[^\n]*\}|={3}[+!]?[ \t]+\"[^\"\n]*\"|\W*)\s*"
 )
 
@@ -310,10 +311,11 @@ def _shape(unit: str) -> str:
 
 @lru_cache(maxsize=50_000)
 def is_markup(unit: str) -> bool:
-    """A unit with no words for a reader: HTML tags alone (`</div>`, `<Tabs>` over `<TabItem>`), an admonition
-    fence (`///`, `:::`, `!!! note`) or content tab's label (`=== "Python"`), an include directive
-    (`{* file *}`), a template tag (Hugo's `{{< note >}}`, Liquid's `{% endhint %}`), a kramdown attribute list
-    (`{: .note }`), punctuation."""
+    """A unit with no words for a reader: HTML tags alone (`</div>`, `<Tabs>` over `<TabItem>`), a one-line HTML
+    comment (Kubernetes' `<!-- overview -->`, `<!-- prettier-ignore -->`; one over several lines may hold notes,
+    as Node.js's YAML histories do), an admonition fence (`///`, `:::`, `!!! note`) or content tab's label
+    (`=== "Python"`), an include directive (`{* file *}`), a template tag (Hugo's `{{< note >}}`, Liquid's
+    `{% endhint %}`), a kramdown attribute list (`{: .note }`), punctuation."""
     return bool(_MARKUP.fullmatch(unit))
 
 

@@ -625,6 +625,11 @@ def test_the_window_spread_gives_context_only_to_strong_evidence():
         ("{% endhint %}", True),
         ("{: .no_toc }", True),
         ("{:toc}", True),
+        # a one-line comment is a tooling marker; one over several lines may hold notes for the reader
+        ("<!-- overview -->", True),
+        ("<!-- prettier-ignore -->\n", True),
+        ("<!-- YAML\nadded: v1.2.0\n-->", False),
+        ("<!-- note --> Set the port first.", False),
         ('A {{< glossary_tooltip text="Pod" term_id="pod" >}} runs one or more containers.', False),
         ("Use `--port` to choose a port.", False),
         ("<img> shows the page.", False),

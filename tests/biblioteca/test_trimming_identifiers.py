@@ -180,6 +180,24 @@ def test_a_passage_under_a_heading_naming_the_identifier_keeps_its_first_sentenc
     )
 
 
+def test_a_comment_marker_under_the_heading_is_not_the_first_sentence():
+    """Kubernetes opens sections with `<!-- overview -->`: the sentence after it says what the option is."""
+    chunk = passage(
+        [
+            "## `ttlSecondsAfterFinished`",
+            "<!-- overview -->",
+            "Deletes a finished Job after that many seconds.",
+            "Other.",
+        ],
+        [0.0, 0.80, 0.70, 0.90],
+    )
+    params = replace(PARAMS, window=0, relative_margin=0.05)
+    assert trim_chunks([chunk], QUERY, params)[0].text == "Other."
+    (out,) = trim([chunk], "What does `spec.ttlSecondsAfterFinished` do?", params)
+    assert "Deletes a finished Job after that many seconds." in out.text
+    assert not out.text.startswith("<!--")
+
+
 # npm's reference heads each option with its name alone in code (`which`); a question says `--which`.
 NPM_REFERENCE = [
     "#### `workspace`",
