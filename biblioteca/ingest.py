@@ -151,13 +151,11 @@ def _stored_vectors(document: Document) -> dict[str, np.ndarray]:
         text: np.asarray(vector, dtype=np.float32)
         for text, vector in Sentence.objects.filter(chunk__document=document).values_list("text", "embedding")
     }
-    if (
-        len(document.title) < TITLE_MAX_LENGTH
-    ):  # a cut title no longer gives back the header that was embedded
+    title_whole = len(document.title) < TITLE_MAX_LENGTH  # a cut title no longer gives the header embedded
+    if title_whole:
         for heading_path, text, vector in document.chunks.values_list("heading_path", "text", "embedding"):
-            known[_embedded_text(title=document.title, chunk_text=text, heading_path=heading_path)] = (
-                np.asarray(vector, dtype=np.float32)
-            )
+            header_and_text = _embedded_text(title=document.title, chunk_text=text, heading_path=heading_path)
+            known[header_and_text] = np.asarray(vector, dtype=np.float32)
     return known
 
 

@@ -144,6 +144,22 @@ def test_an_edit_embeds_only_the_texts_it_changed():
     assert_same_library("t-edit", "t-edit-fresh")
 
 
+def test_a_title_cut_to_fit_its_column_never_lends_its_chunks_vectors():
+    """A stored title cut at its column's length no longer gives the header its chunks were embedded under,
+    even when the page's new title is that cut title."""
+    long_title = "Configuring " + "the long-lived worker pool, " * 30
+    document_ingest(
+        source_path="p.md", content=GUIDE_SECTIONS.replace("Install guide", long_title), app="t-long"
+    )
+    cut = Document.objects.get(app="t-long").title
+    assert len(cut) < len(long_title) and cut == cut.strip()
+    shortened = GUIDE_SECTIONS.replace("Install guide", cut)
+    result = document_ingest(source_path="p.md", content=shortened, app="t-long")
+    assert result.status == "updated" and result.embedded_texts == result.chunks
+    document_ingest(source_path="p.md", content=shortened, app="t-long-fresh")
+    assert_same_library("t-long", "t-long-fresh")
+
+
 def test_force_embeds_every_text_again():
     first = document_ingest(source_path="p.md", content=GUIDE_SECTIONS, app="t-force")
     again = document_ingest(source_path="p.md", content=GUIDE_SECTIONS, app="t-force", force=True)
