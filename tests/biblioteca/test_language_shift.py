@@ -108,8 +108,11 @@ def test_the_shipped_means_are_the_default_models_for_todays_questions():
     assert shipped is not None, "run manage.py language_means"
     computed = computed_means()
     assert set(shipped) == set(computed) == set(reference_questions())
+    # The digest already refuses means of other questions. What is left is the model's arithmetic, which differs
+    # from one CPU to another in the fourth decimal (up to 1e-4 seen between two machines); another model's
+    # means differ by tenths.
     for language, mean in computed.items():
-        assert np.allclose(shipped[language], mean, atol=1e-5)
+        assert np.allclose(shipped[language], mean, atol=1e-3)
     assert shipped_means("AnotherEmbedder|another-model|384") is None
 
 
