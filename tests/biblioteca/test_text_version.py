@@ -20,14 +20,14 @@ DATA = Path(__file__).resolve().parent / "data"
 
 # TEXT_VERSION -> the fingerprint of its output. A change to the chunker or the splitter that fails here changes
 # what is stored: bump TEXT_VERSION and pin the new fingerprint under it.
-PINNED = {1: "29d959c158bf3387"}
+PINNED = {1: "66f697ce42e3fbdb"}
 
 
 def inputs() -> list[tuple[str, str]]:
-    """Frozen markdown (never edited: it is the measure), as (file name, content)."""
+    """Frozen markdown (never edited: it is the measure), as (file name, content): this test's own page and the
+    golden rules, not the fixture docs other tests may change."""
     sample = (FIXTURES / "text_version" / "sample.md").read_text(encoding="utf-8")
     files = [("sample.md", sample), ("sample.mdx", sample)]
-    files += sorted((p.name, p.read_text(encoding="utf-8")) for p in (FIXTURES / "docs").rglob("*.md"))
     for lang in ("en", "es"):
         for n, line in enumerate(
             (DATA / f"golden_rules_{lang}.jsonl").read_text(encoding="utf-8").splitlines()
