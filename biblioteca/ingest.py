@@ -45,6 +45,8 @@ class DocumentResult:
     embedded_texts: int = 0
     embed_seconds: float = 0.0
     error: str = ""
+    # updated with its content unchanged: another text version or chunk settings had chunked it
+    rechunked: bool = False
 
 
 @dataclass
@@ -59,6 +61,10 @@ class IngestReport:
     @property
     def failed(self) -> list[DocumentResult]:
         return [r for r in self.results if r.status == "failed"]
+
+    @property
+    def rechunked(self) -> int:
+        return sum(1 for r in self.results if r.rechunked)
 
     @property
     def chunks(self) -> int:
@@ -254,9 +260,12 @@ def document_ingest(
 
     title, prepared = _prepare(source_path=source_path, content=content)
     status = "updated" if existing else "added"
+    rechunked = reusable and existing.content_hash == digest
     sentence_count = sum(len(c.sentence_spans) for c in prepared)
     if dry_run:
-        return DocumentResult(source_path, status, chunks=len(prepared), sentences=sentence_count)
+        return DocumentResult(
+            source_path, status, chunks=len(prepared), sentences=sentence_count, rechunked=rechunked
+        )
 
     started = time.perf_counter()
     known = _stored_vectors(existing) if reusable else None
@@ -291,6 +300,7 @@ def document_ingest(
         sentences=sentence_count,
         embedded_texts=embedded,
         embed_seconds=embed_seconds,
+        rechunked=rechunked,
     )
 
 

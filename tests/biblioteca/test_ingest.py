@@ -200,6 +200,23 @@ def test_a_document_processed_by_another_text_version_is_processed_again_without
     assert_same_library("t-version", "t-version-fresh")
 
 
+def test_the_command_counts_the_documents_chunked_again_apart_from_the_edited_ones(tmp_path, capsys):
+    write(tmp_path, "a.md", GUIDE_SECTIONS)
+    write(tmp_path, "b.md", "# B\n\nAnother page.")
+    write(tmp_path, "c.md", "# C\n\nA third page.")
+    call_command("ingest_docs", str(tmp_path), "--app", "t-rechunk-report")
+    Document.objects.filter(app="t-rechunk-report", source_path__in=["a.md", "b.md"]).update(
+        processed_with=""
+    )
+    write(tmp_path, "b.md", "# B\n\nAnother page, edited.")
+    capsys.readouterr()
+    call_command("ingest_docs", str(tmp_path), "--app", "t-rechunk-report")
+    summary = capsys.readouterr().out.splitlines()[0]
+    assert summary.startswith(
+        "0 added, 2 updated (1 re-chunked: new text version or chunk settings), 1 unchanged,"
+    ), summary
+
+
 def test_vectors_of_another_model_are_never_reused():
     document_ingest(source_path="p.md", content=GUIDE_SECTIONS, app="t-model")
     Chunk.objects.filter(document__app="t-model").update(embedding_model="another-model")

@@ -144,8 +144,13 @@ class Command(BaseCommand):
 
     def report(self, report, opts) -> None:
         prefix = "dry run: " if opts.get("dry_run") else ""
+        rechunked = (
+            f" ({report.rechunked} re-chunked: new text version or chunk settings)"
+            if report.rechunked
+            else ""
+        )
         self.stdout.write(
-            f"{prefix}{report.count('added')} added, {report.count('updated')} updated, "
+            f"{prefix}{report.count('added')} added, {report.count('updated')} updated{rechunked}, "
             f"{report.count('unchanged')} unchanged, {len(report.removed)} removed, {report.count('skipped')} skipped, "
             f"{report.count('outside')} links outside the folder, {report.count('too_large')} too large, "
             f"{report.count('duplicate')} duplicates, "
