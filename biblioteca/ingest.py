@@ -251,7 +251,9 @@ def document_ingest(
     existing = Document.objects.filter(app=app, source_path=source_path).first()
     language = document_language(app=app, content=content)
     reusable = bool(existing) and not force and not _needs_reembedding(existing, embedder)
-    if reusable and existing.content_hash == digest and existing.processed_with == text_processing():
+    # same content, vectors reusable: skipped, unless another text version or chunk settings chunked it
+    rechunked = reusable and existing.content_hash == digest
+    if rechunked and existing.processed_with == text_processing():
         if not dry_run:
             if existing.url != url or existing.source_type != source_type:
                 Document.objects.filter(pk=existing.pk).update(url=url, source_type=source_type)
@@ -260,7 +262,6 @@ def document_ingest(
 
     title, prepared = _prepare(source_path=source_path, content=content)
     status = "updated" if existing else "added"
-    rechunked = reusable and existing.content_hash == digest
     sentence_count = sum(len(c.sentence_spans) for c in prepared)
     if dry_run:
         return DocumentResult(
