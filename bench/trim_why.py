@@ -1,7 +1,7 @@
 """Where trimming's kept tokens go, and why: for the first passage and for the passages after it, the tokens
 retrieved, dropped whole, and kept, by reason (the sentence's own score, a companion of one, the window around
-one, the follow-on after a passage's best or a short gap filled) and by kind of unit (prose, list item, field
-line, table, heading, code block, markup).
+one, the follow-on after a passage's best, a paragraph's opening or a short gap filled) and by kind of unit
+(prose, list item, field line, table, heading, code block, markup).
 
     .venv/bin/python bench/trim_why.py [--datasets fastapi] [--qa-file Q.jsonl --corpus "docs/{lang}"]
         [--set "RETRIEVAL_TRIM_WINDOW_SPREAD=off RETRIEVAL_TRIM_PASSAGE_SPREAD=off"] [-v]
@@ -49,14 +49,14 @@ def unit_kind(chunk: TrimInput, i: int) -> str:
 
 def kept_sets(case: calibrate_trim.Case, params: TrimParams) -> tuple[list, list[set[int]], list[set[int]]]:
     """The trimmer's outputs, and per passage the sentences it keeps on their own score and with companions:
-    the same trimming without the window, follow-ons and gap filling (and without companions), so no rule is
-    restated here."""
+    the same trimming without the window, follow-ons, paragraph openings and gap filling (and without
+    companions), so no rule is restated here."""
     named = question_identifiers(case.question)
     why = asks_reason(case.question)
     full = trim_chunks(
         case.inputs, case.query_vector, params, case.query_terms, identifiers=named, asks_reason=why
     )
-    unwidened = replace(params, window=0, paragraph_follow=0, reason_follow=0, gap_words=0)
+    unwidened = replace(params, window=0, paragraph_follow=0, reason_follow=0, gap_words=0, paragraph_start=0)
     alone = trim_chunks(
         case.inputs,
         case.query_vector,

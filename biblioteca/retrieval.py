@@ -92,6 +92,7 @@ def resolve_trim_params(
         paragraph_follow=settings.RETRIEVAL_TRIM_PARAGRAPH_FOLLOW,
         reason_follow=settings.RETRIEVAL_TRIM_REASON_FOLLOW,
         gap_words=settings.RETRIEVAL_TRIM_GAP_WORDS,
+        paragraph_start=settings.RETRIEVAL_TRIM_PARAGRAPH_START,
     )
 
 

@@ -48,6 +48,9 @@ Beyond it, query-level rules (all optional):
 - `gap_words`: a lone unit (not a heading) of at most this many words between two kept units is kept too:
   eliding it saves a few tokens over the `[...]` that replaces it, and breaks the text where a question's answer
   often sits, right between two lines that matched;
+- `paragraph_start`: a kept run that starts at most this many sentences into a prose paragraph starts at the
+  paragraph's first sentence instead: "Set it to `false` to turn it off." kept without "The cache is on by
+  default." names nothing;
 - `identifier_units`: the units holding an identifier the question names (`--assetsInlineLimit`,
   `import.meta.hot.prune`) are kept, and a passage holding one is not dropped, when at most this many units hold
   it across the passages (`biblioteca.trimming_identifiers`); 0 turns it off.
@@ -109,6 +112,7 @@ class TrimParams:
     paragraph_follow: int = 0
     reason_follow: int = 0
     gap_words: int = 0
+    paragraph_start: int = 0
 
     def __post_init__(self) -> None:
         if not -1.0 <= self.threshold <= 1.0:
@@ -123,7 +127,7 @@ class TrimParams:
             raise TrimParamError("heading_weight", "must be >= 0")
         if self.spread_factor is not None and self.spread_factor <= 0:
             raise TrimParamError("spread_factor", "must be > 0")
-        for name in ("identifier_units", "paragraph_follow", "reason_follow", "gap_words"):
+        for name in ("identifier_units", "paragraph_follow", "reason_follow", "gap_words", "paragraph_start"):
             if getattr(self, name) < 0:
                 raise TrimParamError(name, "must be >= 0")
         for name in ("drop_score_margin", "passage_margin", "passage_spread", "window_spread"):
@@ -695,7 +699,26 @@ def trim_chunks(
             paragraph=params.paragraph_follow,
             reason=params.reason_follow if asks_reason else 0,
         )
-        out.append(_kept(chunk, named[rank].union(keep, follow), params))
+        kept = named[rank].union(keep, follow)
+        if params.paragraph_start:
+            kept |= paragraph_openings(kept, chunk, reach=params.paragraph_start)
+        out.append(_kept(chunk, kept, params))
+    return out
+
+
+def paragraph_openings(kept: set[int], chunk: TrimInput, *, reach: int) -> set[int]:
+    """For each kept run that starts at most `reach` sentences into a prose paragraph, the sentences before it
+    back to the paragraph's first: a sentence read without its opening loses what its "it" and "this" name."""
+    shapes, opens = chunk.shapes, chunk.opens_paragraph
+    out: set[int] = set()
+    for start in kept:
+        if start - 1 in kept or opens[start] or shapes[start] != "prose":
+            continue
+        first = start
+        while first > 0 and start - first < reach and not opens[first] and shapes[first - 1] == "prose":
+            first -= 1
+        if first < start and opens[first]:
+            out.update(range(first, start))
     return out
 
 

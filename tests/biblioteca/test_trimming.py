@@ -811,6 +811,37 @@ def test_a_paragraph_follow_stops_at_a_blank_line_and_at_anything_but_prose():
     assert trim_one(listed, threshold=0.9, window=0, paragraph_follow=3, companions=False) == "Options:"
 
 
+CACHE = spaced(
+    [
+        ("Intro.", 0.3),
+        ("The cache is on by default.", 0.3),
+        ("Set it to `false` to turn it off.", 0.95),
+        ("Next paragraph.", 0.3),
+    ],
+    ["\n\n", " ", "\n\n"],
+)
+
+
+def test_a_run_starting_inside_a_paragraph_starts_at_its_first_sentence():
+    assert trim_one(CACHE, threshold=0.9, window=0) == "Set it to `false` to turn it off."
+    assert trim_one(CACHE, threshold=0.9, window=0, paragraph_start=2) == (
+        "The cache is on by default. Set it to `false` to turn it off."
+    )
+
+
+def test_a_paragraph_start_reaches_back_no_further_than_its_limit():
+    deep = spaced([("First.", 0.3), ("Second.", 0.3), ("Third.", 0.3), ("Best one.", 0.95)], [" ", " ", " "])
+    assert trim_one(deep, threshold=0.9, window=0, paragraph_start=2) == "Best one."
+    assert trim_one(deep, threshold=0.9, window=0, paragraph_start=3) == deep.text
+
+
+def test_a_paragraph_start_looks_back_over_prose_only():
+    listed = spaced([("- an item", 0.3), ("Best line.", 0.95)], ["\n"])
+    assert trim_one(listed, threshold=0.9, window=0, paragraph_start=2, companions=False) == "Best line."
+    opening = spaced([("Earlier paragraph.", 0.3), ("Best opens its own.", 0.95)], ["\n\n"])
+    assert trim_one(opening, threshold=0.9, window=0, paragraph_start=2) == "Best opens its own."
+
+
 REASON = spaced(
     [
         ("Vite needs Node 20.", 0.95),
@@ -839,6 +870,8 @@ def test_the_follow_rules_reject_negative_counts():
         TrimParams(threshold=0.5, paragraph_follow=-1)
     with pytest.raises(ValueError, match="reason_follow"):
         TrimParams(threshold=0.5, reason_follow=-1)
+    with pytest.raises(ValueError, match="paragraph_start"):
+        TrimParams(threshold=0.5, paragraph_start=-1)
 
 
 def test_a_negative_heading_weight_is_refused():
