@@ -29,8 +29,9 @@ Beyond it, query-level rules (all optional):
 - `spread_factor`: both margins shrink to this share of the spread of the scores (best minus median) when that is
   narrower. Cosines of documentation sit high and close together; a margin tuned on prose would keep them all;
 - `companions`: units that belong together are kept together: a list item with the sentence that leads into its
-  list (and a lead-in ending with a colon with its items), a table row with the table's header row, an option's
-  heading and its `Type:`/`Default:` lines with each other and with every line of the option's section;
+  list (and a lead-in ending with a colon with its items, or over a heading with the first line of the
+  subsection it announces), a table row with the table's header row, an option's heading and its
+  `Type:`/`Default:` lines with each other and with every line of the option's section;
 - `earlier_sections`: a passage grown to its neighbours brings the sections that lead up to its match. In the
   first passage, the sections before the match (the section holding its best score, or the earlier one where
   the chunk retrieval found begins) are trimmed like a supporting passage (`passage_margin`); the matching
@@ -377,6 +378,8 @@ def unit_companions(units: Sequence[str], shapes: Sequence[str] | None = None) -
                 if term >= 0 and shapes[term] == "item":
                     out[i].add(term)
                     out[term].add(i)
+        elif shape == "prose" and i + 1 < len(shapes) and shapes[i + 1] == "heading":
+            out[i].update(_announced_section(i, units, shapes))
     for lo, hi in _field_runs(shapes):
         run = range(lo, hi + 1)
         for i in run:
@@ -389,6 +392,17 @@ def unit_companions(units: Sequence[str], shapes: Sequence[str] | None = None) -
     for i, companions in enumerate(out):
         companions.discard(i)
     return [tuple(sorted(c)) for c in out]
+
+
+def _announced_section(i: int, units: Sequence[str], shapes: Sequence[str]) -> tuple[int, ...]:
+    """For a lead-in ending with a colon right over a heading ("There are several ways:" over `### Inline`), the
+    headings below it and the first line under them: the first of the ways it announces."""
+    if not units[i].rstrip().endswith(":"):
+        return ()
+    j = i + 1
+    while j < len(shapes) and shapes[j] == "heading":
+        j += 1
+    return tuple(range(i + 1, min(j + 1, len(shapes))))
 
 
 def _is_definition(unit: str) -> bool:

@@ -480,6 +480,20 @@ def test_the_spread_factor_shrinks_the_margins_when_scores_are_close_together():
         (["Some prose.", "- : a stray colon item"], [(), (0,)]),
         (["- Note: not a definition", "- Plain item"], [(), ()]),
         (["Just prose.", "More prose."], [(), ()]),
+        # a lead-in ending with a colon over subsections announces them: the first one's heading and first line
+        # come with it; a line over a heading that does not end with a colon announces nothing
+        (
+            [
+                "Shrink the text in one of two ways:",
+                "### Per slide",
+                "#### Inline",
+                "Add a style tag.",
+                "More.",
+            ],
+            [(1, 2, 3), (), (), (), ()],
+        ),
+        (["The end of a section.", "## Next", "Its first line."], [(), (), ()]),
+        (["A lead-in at the very end:", "## Next"], [(1,), ()]),
     ],
 )
 def test_units_that_belong_together(units, expected):
