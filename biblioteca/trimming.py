@@ -369,7 +369,7 @@ def unit_companions(units: Sequence[str], shapes: Sequence[str] | None = None) -
                 first -= 1
             if first > 0 and shapes[first - 1] in ("prose", "heading"):
                 out[i].add(first - 1)
-                if shape == "item" and units[first - 1].rstrip().endswith(":"):
+                if shape == "item" and _is_lead_in(units[first - 1]):
                     out[first - 1].add(i)
             if shape == "item" and _is_definition(units[i]):
                 term = i - 1
@@ -378,7 +378,7 @@ def unit_companions(units: Sequence[str], shapes: Sequence[str] | None = None) -
                 if term >= 0 and shapes[term] == "item":
                     out[i].add(term)
                     out[term].add(i)
-        elif shape == "prose" and i + 1 < len(shapes) and shapes[i + 1] == "heading":
+        elif shape == "prose":
             out[i].update(_announced_section(i, units, shapes))
     for lo, hi in _field_runs(shapes):
         run = range(lo, hi + 1)
@@ -394,10 +394,15 @@ def unit_companions(units: Sequence[str], shapes: Sequence[str] | None = None) -
     return [tuple(sorted(c)) for c in out]
 
 
+def _is_lead_in(unit: str) -> bool:
+    """A line ending with a colon announces what follows it: a list's items, or subsections."""
+    return unit.rstrip().endswith(":")
+
+
 def _announced_section(i: int, units: Sequence[str], shapes: Sequence[str]) -> tuple[int, ...]:
-    """For a lead-in ending with a colon right over a heading ("There are several ways:" over `### Inline`), the
-    headings below it and the first line under them: the first of the ways it announces."""
-    if not units[i].rstrip().endswith(":"):
+    """For a lead-in right over a heading ("There are several ways:" over `### Inline`), the headings below it
+    and the first line under them: the first of the ways it announces; nothing for any other unit."""
+    if i + 1 >= len(shapes) or shapes[i + 1] != "heading" or not _is_lead_in(units[i]):
         return ()
     j = i + 1
     while j < len(shapes) and shapes[j] == "heading":
