@@ -19,6 +19,13 @@ with these deliberate differences:
   it is split at line boundaries (and a single over-long line at words).
   Overlap is made of whole blocks, so it may be smaller than ``chunk_overlap``
   when the tail block is bigger than the overlap or the next block needs room.
+* A window that would end inside a sentence (of prose or a list item, as the sentence
+  splitter sees them) ends instead after the last sentence that fits, if that gives up
+  at most a fifth of ``chunk_size``, and the next window's overlap is the whole
+  sentences that fit in ``chunk_overlap`` (none when the last one is longer). So a
+  chunk, its passage and an extractive answer open on a sentence, not "not dropped
+  (...)". Only a sentence longer than that fifth is still cut at a word, as the seed
+  cuts every window.
 * A run of more than 512 characters without a space (a base64 image, a line of
   minified code) is no text a reader reads: it is left out, and the chunks
   around it end before it and start after it. Inside a block it counts as 64
@@ -53,6 +60,8 @@ from typing import Any, NamedTuple
 import yaml
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
+
+from biblioteca.text.sentences import split_sentence_spans
 
 __all__ = [
     "DEFAULT_CHUNK_OVERLAP",
@@ -108,11 +117,12 @@ class ParsedMarkdown:
 
 class _Piece(NamedTuple):
     """An unbreakable run of source text: a word, a whole block, or a block line; of no words, a run left out
-    that no chunk spans."""
+    that no chunk spans. ``closes`` when a sentence or a block ends with it: a window may end there."""
 
     start: int
     end: int
     words: int
+    closes: bool = True
 
 
 @dataclass(frozen=True)
@@ -345,23 +355,33 @@ def _pieces(doc: _Document, section: _Section, blocks: dict[int, int], chunk_siz
     """Words of ordinary lines, whole ``blocks`` (first line -> end line) kept together."""
     pieces: list[_Piece] = []
     line = section.first_line
+    run = line
     while line < section.end_line:
-        if line in doc.hidden:
-            line = min(doc.hidden[line], section.end_line)
-            continue
-        block_end = min(blocks.get(line, line), section.end_line)
-        if block_end > line:
-            pieces.extend(_block_pieces(doc, line, block_end, chunk_size))
-            line = block_end
-        else:
-            pieces.extend(_word_pieces(doc.content, *doc.lines[line]))
+        block_end = min(doc.hidden.get(line, blocks.get(line, line)), section.end_line)
+        if block_end == line:
             line += 1
+            continue
+        pieces.extend(_prose_pieces(doc, run, line))
+        if line not in doc.hidden:
+            pieces.extend(_block_pieces(doc, line, block_end, chunk_size))
+        line = run = block_end
+    pieces.extend(_prose_pieces(doc, run, line))
     return pieces
+
+
+def _prose_pieces(doc: _Document, first: int, end: int) -> list[_Piece]:
+    """The words of ordinary lines ``first`` to ``end``, each marked whether a sentence ends with it."""
+    if first >= end:
+        return []
+    start, stop = doc.lines[first][0], doc.lines[end - 1][1]
+    text = doc.content[start:stop]
+    ends = {start + a + len(text[a:b].rstrip()) for a, b in split_sentence_spans(text)}
+    return [piece._replace(closes=piece.end in ends) for piece in _word_pieces(doc.content, start, stop)]
 
 
 def _word_pieces(content: str, start: int, end: int) -> list[_Piece]:
     return [
-        _Piece(m.start(), m.end(), 1 if m.end() - m.start() <= _LONG_WORD else 0)
+        _Piece(m.start(), m.end(), 1 if m.end() - m.start() <= _LONG_WORD else 0, closes=False)
         for m in _WORD.finditer(content, start, end)
     ]
 
@@ -408,7 +428,8 @@ def _pack_around_gaps(pieces: Sequence[_Piece], size: int, overlap: int) -> list
 
 
 def _pack(pieces: Sequence[_Piece], size: int, overlap: int) -> list[tuple[int, int]]:
-    """Greedy windows of whole pieces, in the original design's ``start = end - overlap`` loop.
+    """Greedy windows of whole pieces, in the original design's ``start = end - overlap`` loop, their edges moved
+    to sentence ends where that costs little.
 
     The carried overlap is capped so the next window always has room for at
     least one new piece; otherwise a big block after the overlap would produce
@@ -422,17 +443,39 @@ def _pack(pieces: Sequence[_Piece], size: int, overlap: int) -> list[tuple[int, 
         while stop < count and (stop == first or words + pieces[stop].words <= size):
             words += pieces[stop].words
             stop += 1
+        if stop < count:
+            stop = _sentence_stop(pieces, first, stop, size // 5)
         spans.append((pieces[first].start, pieces[stop - 1].end))
         if stop >= count:
             break
-        budget = min(overlap, size - pieces[stop].words)
-        carried = 0
-        next_first = stop
-        while next_first - 1 > first and carried + pieces[next_first - 1].words <= budget:
-            next_first -= 1
-            carried += pieces[next_first].words
-        first = next_first
+        first = _overlap_start(pieces, first, stop, min(overlap, size - pieces[stop].words))
     return spans
+
+
+def _sentence_stop(pieces: Sequence[_Piece], first: int, stop: int, reach: int) -> int:
+    """Where a window ``first:stop`` ends instead, giving up at most ``reach`` words, so it closes a sentence."""
+    given_up = 0
+    end = stop
+    while end - 1 > first and given_up <= reach:
+        if pieces[end - 1].closes:
+            return end
+        end -= 1
+        given_up += pieces[end].words
+    return stop
+
+
+def _overlap_start(pieces: Sequence[_Piece], first: int, stop: int, budget: int) -> int:
+    """The next window's first piece: as many pieces before ``stop`` as ``budget`` words allow, the first of
+    them opening a sentence; no overlap rather than one that opens mid-sentence, unless ``stop`` itself does."""
+    carried = 0
+    start = stop
+    while start - 1 > first and carried + pieces[start - 1].words <= budget:
+        start -= 1
+        carried += pieces[start].words
+    for candidate in range(start, stop + 1):
+        if pieces[candidate - 1].closes:
+            return candidate
+    return start
 
 
 def heading_level(label: str) -> int:

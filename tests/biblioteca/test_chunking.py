@@ -299,8 +299,8 @@ def test_chunk_boundaries_never_cut_a_block(block: str) -> None:
     chunks = chunk(content, chunk_size=30, chunk_overlap=5)
     assert len(chunks) > 1
     assert_verbatim(content, chunks)
-    start = content.index(block)
-    assert block_is_intact(chunks, start, start + len(block.rstrip()))
+    start = content.index(block) + len(block) - len(block.lstrip())  # chunks open on a word
+    assert block_is_intact(chunks, start, start + len(block.strip()))
     assert all(len(c.text.split()) <= 30 for c in chunks)
 
 
@@ -309,7 +309,7 @@ def test_block_inside_list_item_is_not_cut() -> None:
     content = "- " + " ".join(words(12)) + "\n\n  " + block + "\n- tail " + " ".join(words(12, "t"))
     chunks = chunk(content, chunk_size=25, chunk_overlap=4)
     start = content.index(block)
-    assert block_is_intact(chunks, start - 2, start + len(block))
+    assert block_is_intact(chunks, start, start + len(block))
 
 
 def test_oversized_block_is_split_at_line_boundaries() -> None:
@@ -343,6 +343,81 @@ def test_big_block_after_overlap_still_makes_progress() -> None:
     assert len(chunks) == 2
     assert chunks[1].text.endswith(fence)
     assert len(chunks[1].text.split()) <= 12
+
+
+# --- fix 3b: windows end and open on sentences ---------------------------
+
+
+def sentences(n: int, size: int = 6, lead: str = "Step") -> list[str]:
+    """``n`` distinct sentences of ``size`` words, each opening with a capital and closing with a stop."""
+    return [
+        " ".join([f"{lead}{i}", *(f"part{i}x{j}" for j in range(size - 2)), f"end{i}."]) for i in range(n)
+    ]
+
+
+def test_a_window_ends_after_the_last_whole_sentence_that_fits() -> None:
+    said = sentences(12)  # 72 words: four windows of 20 cut at words would open inside sentences
+    content = " ".join(said)
+    chunks = chunk(content, chunk_size=20, chunk_overlap=8)
+    assert_verbatim(content, chunks)
+    assert len(chunks) > 1
+    for c in chunks:
+        assert c.text.split()[0].startswith("Step") and c.text.endswith(".")
+        assert len(c.text.split()) <= 20
+    assert chunks[-1].text.endswith(said[-1])
+
+
+def test_the_overlap_is_the_whole_sentences_that_fit_in_it() -> None:
+    content = " ".join(sentences(12))
+    chunks = chunk(content, chunk_size=20, chunk_overlap=8)
+    for before, after in zip(chunks, chunks[1:]):
+        assert before.end > after.start, "a six-word sentence fits in an overlap of eight"
+        assert content[after.start : before.end].count(".") == 1
+        assert after.text.startswith(content[after.start : before.end])
+
+
+def test_no_overlap_rather_than_one_opening_inside_a_sentence() -> None:
+    content = " ".join(sentences(8, size=10))
+    chunks = chunk(content, chunk_size=25, chunk_overlap=5)
+    assert len(chunks) > 1
+    for before, after in zip(chunks, chunks[1:]):
+        assert after.start > before.end
+        assert after.text.startswith("Step")
+
+
+def test_a_window_gives_up_at_most_a_fifth_of_its_size_to_close_a_sentence() -> None:
+    content = " ".join(sentences(1, size=30)) + " " + " ".join(sentences(3, size=30, lead="Next"))
+    chunks = chunk(content, chunk_size=40, chunk_overlap=0)
+    # A sentence end lies 10 words back from the first greedy end: more than 40 // 5, so the cut stays a word cut.
+    assert len(chunks[0].text.split()) == 40
+    assert not chunks[0].text.endswith(".")
+    nearer = " ".join(sentences(1, size=33)) + " " + " ".join(sentences(3, size=30, lead="Next"))
+    chunks = chunk(nearer, chunk_size=40, chunk_overlap=0)
+    assert len(chunks[0].text.split()) == 33 and chunks[0].text.endswith("end0.")
+    assert chunks[1].text.startswith("Next0")
+
+
+def test_a_soft_line_break_is_no_sentence_end_but_a_list_item_end_is() -> None:
+    wrapped = (
+        "This sentence is wrapped\nby its author across\nseveral short lines of\nthe source before its end.\n"
+    )
+    items = "".join(f"- item {i} unstopped\n" for i in range(6))  # four words each; the sentence has 17
+    content = wrapped * 2 + "\n" + items
+    chunks = chunk(content, chunk_size=18, chunk_overlap=0)
+    assert_verbatim(content, chunks)
+    for c in chunks:
+        assert c.text.startswith(("This", "- item")), c.text
+        assert c.text.endswith(("end.", "unstopped")), c.text
+    # 22 words end one past a line break inside the second sentence: no place to close within four words.
+    first = chunk(content, chunk_size=22, chunk_overlap=0)[0]
+    assert first.text.split()[-2:] == ["wrapped", "by"]
+
+
+def test_spanish_sentences_open_windows_with_their_inverted_marks() -> None:
+    said = [f"¿Cómo se configura la opción número {i} del servidor?" for i in range(6)]
+    content = " ".join(said)
+    chunks = chunk(content, chunk_size=20, chunk_overlap=0)
+    assert [c.text for c in chunks] == [" ".join(said[i : i + 2]) for i in range(0, 6, 2)]
 
 
 # --- fix 4: front matter --------------------------------------------------
