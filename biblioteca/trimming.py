@@ -176,8 +176,8 @@ class TrimInput:
         return self._units.terms
 
     @property
-    def all_terms(self) -> frozenset[str]:
-        return self._units.all_terms
+    def term_units(self) -> dict[str, tuple[int, ...]]:
+        return self._units.term_units
 
     @property
     def markup(self) -> tuple[bool, ...]:
@@ -471,9 +471,14 @@ class PassageUnits:
         return tuple(identifier_keys(u) for u in self.units)
 
     @cached_property
-    def all_terms(self) -> frozenset[str]:
-        """Every stem of the passage: the question's terms it lacks are passed over at once."""
-        return frozenset().union(*self.terms)
+    def term_units(self) -> dict[str, tuple[int, ...]]:
+        """Each stem of the passage -> the units holding it, in order: a question's term is looked up once, not
+        unit by unit, and the terms the passage lacks are passed over at once."""
+        holders: dict[str, list[int]] = {}
+        for i, held in enumerate(self.terms):
+            for term in held:
+                holders.setdefault(term, []).append(i)
+        return {term: tuple(units) for term, units in holders.items()}
 
     @cached_property
     def is_heading(self) -> np.ndarray:
@@ -539,13 +544,10 @@ def lexical_evidence(
         return sum(query_terms[t] for t in found.intersection(query_terms)) / total
 
     found: dict[int, tuple[str, ...]] = {}
-    present = chunk.all_terms
-    unit_terms = chunk.unit_terms
+    holders = chunk.term_units
     for term in query_terms:
-        if term in present:
-            for i, held in enumerate(unit_terms):
-                if term in held:
-                    found[i] = (*found.get(i, ()), term)
+        for i in holders.get(term, ()):
+            found[i] = (*found.get(i, ()), term)
     own = np.zeros(n, dtype=np.float64)
     shares = {} if shares is None else shares
     for i, held in found.items():
