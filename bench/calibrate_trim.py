@@ -105,6 +105,7 @@ def trim_case(case: Case, params: TrimParams) -> list[TrimOutput]:
         case.query_terms,
         identifiers=question_identifiers(case.question),
         asks_reason=asks_reason(case.question),
+        search_scores=[c.score for c in case.chunks],
     )
 
 
@@ -223,6 +224,7 @@ def print_curves(sets: dict[str, tuple[list[Case], Callable]]) -> None:
         "lexical weight": [("lexical_weight", w) for w in (None, 0.1, 0.15, 0.2, 0.25, 0.3)],
         "drop margin": [("drop_margin", d) for d in (0.015, 0.02, 0.025, 0.03, 0.04)],
         "drop score margin": [("drop_score_margin", d) for d in (None, 0.06, 0.07, 0.08, 0.10, 0.12)],
+        "drop search margin": [("drop_search_margin", d) for d in (None, 0.0, 0.005, 0.01, 0.02)],
         "passage margin": [("passage_margin", m) for m in (None, 0.06, 0.08, 0.09, 0.10, 0.12)],
         "passage spread": [("passage_spread", f) for f in (None, 0.4, 0.5, 0.7, 0.8, 0.9, 1.0, 1.2)],
         "window spread": [("window_spread", f) for f in (None, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1.0)],
@@ -234,7 +236,7 @@ def print_curves(sets: dict[str, tuple[list[Case], Callable]]) -> None:
         for field, value in points:
             params = TrimParams(**{**asdict(base), field: value})
             cells = [evaluate(cases, hit, params) for cases, hit in sets.values()]
-            label = "off" if value in (None, False) else "on" if value is True else f"{value:g}"
+            label = "off" if value is None or value is False else "on" if value is True else f"{value:g}"
             print(f"| {label} | " + " | ".join(f"{k:.1f}% / {c:.1f}%" for k, c in cells) + " |")
 
 

@@ -53,8 +53,15 @@ def kept_sets(case: calibrate_trim.Case, params: TrimParams) -> tuple[list, list
     companions), so no rule is restated here."""
     named = question_identifiers(case.question)
     why = asks_reason(case.question)
+    searched = [c.score for c in case.chunks]
     full = trim_chunks(
-        case.inputs, case.query_vector, params, case.query_terms, identifiers=named, asks_reason=why
+        case.inputs,
+        case.query_vector,
+        params,
+        case.query_terms,
+        identifiers=named,
+        asks_reason=why,
+        search_scores=searched,
     )
     unwidened = replace(params, window=0, paragraph_follow=0, reason_follow=0, gap_words=0, paragraph_start=0)
     alone = trim_chunks(
@@ -63,8 +70,11 @@ def kept_sets(case: calibrate_trim.Case, params: TrimParams) -> tuple[list, list
         replace(unwidened, companions=False),
         case.query_terms,
         identifiers=named,
+        search_scores=searched,
     )
-    paired = trim_chunks(case.inputs, case.query_vector, unwidened, case.query_terms, identifiers=named)
+    paired = trim_chunks(
+        case.inputs, case.query_vector, unwidened, case.query_terms, identifiers=named, search_scores=searched
+    )
     return full, [set(o.kept) for o in alone], [set(o.kept) for o in paired]
 
 

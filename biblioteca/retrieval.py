@@ -79,6 +79,7 @@ def resolve_trim_params(
         relative_margin=settings.RETRIEVAL_TRIM_RELATIVE_MARGIN,
         drop_margin=settings.RETRIEVAL_TRIM_DROP_MARGIN,
         drop_score_margin=settings.RETRIEVAL_TRIM_DROP_SCORE_MARGIN,
+        drop_search_margin=settings.RETRIEVAL_TRIM_DROP_SEARCH_MARGIN,
         passage_margin=settings.RETRIEVAL_TRIM_PASSAGE_MARGIN,
         passage_spread=settings.RETRIEVAL_TRIM_PASSAGE_SPREAD,
         window_spread=settings.RETRIEVAL_TRIM_WINDOW_SPREAD,
@@ -129,7 +130,13 @@ def trim_retrieved(
             inputs[i] = trim_input(chunks[i], spans[i], vectors[cursor : cursor + n])
             cursor += n
     outputs = trim_chunks(
-        inputs, query_vector, params, query_terms, identifiers=identifiers, asks_reason=asks_reason
+        inputs,
+        query_vector,
+        params,
+        query_terms,
+        identifiers=identifiers,
+        asks_reason=asks_reason,
+        search_scores=[chunk.score for chunk in chunks],
     )
     trimmed = [
         replace(

@@ -14,6 +14,11 @@ Beyond it, query-level rules (all optional):
   fused ranking;
 - `drop_score_margin`: a chunk after the first is also dropped when its best score (words counted) is further
   than this below the best score overall: it is neither close in meaning nor in words;
+- `drop_search_margin`: a chunk whose own cosine, as the search ranked it (`search_scores`), is within this
+  margin of the best chunk's is never dropped, only cut to its best unit (with its window, companions and
+  follow-on). With hybrid search the first chunk is the fused ranking's best, and the vector side's best can
+  hold its answer where no single sentence's cosine sees it: under a heading that restates the question (`My
+  lazy component's state gets reset`), in a fix whose lines name only code;
 - `passage_margin`: in the chunks after the first, only sentences within this margin of that chunk's own best
   score (and their window and companions) are kept. Supporting passages give their best lines; the first keeps
   its context, where a question in other words than the docs finds its answer;
@@ -100,6 +105,7 @@ class TrimParams:
     relative_margin: float | None = None
     drop_margin: float | None = None
     drop_score_margin: float | None = None
+    drop_search_margin: float | None = None
     passage_margin: float | None = None
     passage_spread: float | None = None
     window_spread: float | None = None
@@ -131,7 +137,13 @@ class TrimParams:
         for name in ("identifier_units", "paragraph_follow", "reason_follow", "gap_words", "paragraph_start"):
             if getattr(self, name) < 0:
                 raise TrimParamError(name, "must be >= 0")
-        for name in ("drop_score_margin", "passage_margin", "passage_spread", "window_spread"):
+        for name in (
+            "drop_score_margin",
+            "drop_search_margin",
+            "passage_margin",
+            "passage_spread",
+            "window_spread",
+        ):
             if getattr(self, name) is not None and getattr(self, name) < 0:
                 raise TrimParamError(name, "must be >= 0")
 
@@ -636,12 +648,14 @@ def trim_chunks(
     *,
     identifiers: Sequence[frozenset[str]] = (),
     asks_reason: bool = False,
+    search_scores: Sequence[float] = (),
 ) -> list[TrimOutput]:
     """Trim each chunk for the query; a dropped chunk is flagged, never returned empty.
 
     `query_terms` (stem -> rarity weight) feed the lexical evidence when `params.lexical_weight` is set;
     `identifiers` (`question_identifiers`) are the question's identifiers, each as its keys; `asks_reason`
-    (`asks_reason`) says the question asks why.
+    (`asks_reason`) says the question asks why; `search_scores` are the chunks' own cosines, as the search
+    ranked them, for `params.drop_search_margin`.
     """
     named = identifier_units(chunks, identifiers, limit=params.identifier_units, companions=params.companions)
     cosines = [c.scores(query_vector) for c in chunks]
@@ -665,13 +679,14 @@ def trim_chunks(
         relative_margin = None if relative_margin is None else min(relative_margin, spread)
         drop_margin = None if drop_margin is None else min(drop_margin, spread)
     floor = overall - relative_margin if overall is not None and relative_margin is not None else None
+    search_best = max(search_scores, default=None)
     out: list[TrimOutput] = []
     for rank, (chunk, chunk_scores, chunk_best) in enumerate(zip(chunks, scores, best_cosine)):
         n = len(chunk.spans)
         if n == 0:
             out.append(TrimOutput(chunk.text, ()))
             continue
-        if rank > 0 and _hopeless(
+        hopeless = rank > 0 and _hopeless(
             chunk_best,
             float(chunk_scores.max()),
             overall_cosine=overall_cosine,
@@ -679,7 +694,8 @@ def trim_chunks(
             drop_margin=drop_margin,
             drop_score_margin=params.drop_score_margin,
             threshold=params.threshold,
-        ):
+        )
+        if hopeless and not _search_favourite(rank, search_scores, search_best, params.drop_search_margin):
             if named[rank]:
                 out.append(_kept(chunk, named[rank], params))
             else:
@@ -705,6 +721,8 @@ def trim_chunks(
                     hit=chunk.hit_unit,
                     levels=chunk.section_levels,
                 )
+        if hopeless:
+            chunk_floor = best
         keep = select_sentences(
             chunk_scores,
             threshold=params.threshold,
@@ -804,6 +822,18 @@ def _hopeless(
     if drop_margin is not None and best_cosine < overall_cosine - drop_margin:
         return True
     return drop_score_margin is not None and best_score < overall - drop_score_margin
+
+
+def _search_favourite(
+    rank: int, search_scores: Sequence[float], best: float | None, margin: float | None
+) -> bool:
+    """The chunk's own cosine, as the vector search ranked it, is within `margin` of the best chunk's."""
+    return (
+        margin is not None
+        and best is not None
+        and rank < len(search_scores)
+        and search_scores[rank] >= best - margin
+    )
 
 
 def _kept(chunk: TrimInput, keep: set[int], params: TrimParams) -> TrimOutput:

@@ -180,6 +180,24 @@ def test_trimming_keeps_the_unit_holding_an_identifier_the_question_names(librar
     assert named.chunks[0].text.startswith("Invoices are sent on the first day of each month")
 
 
+def test_a_passage_the_vector_search_ranks_best_is_not_dropped(library):
+    filters = {"app": library, "source_type": "en"}
+    prepared = retrieval_prepare(QUESTION, top_k=3, filters=filters)
+    chunks = prepared.chunks
+    # the last passage is made the search's favourite; a zero drop margin makes every later passage hopeless
+    favourite = [*chunks[:-1], replace(chunks[-1], score=chunks[0].score + 0.01)]
+    params = replace(resolve_trim_params(threshold=0.99), drop_margin=0.0, drop_search_margin=0.0)
+    stored = stored_sentences(chunks)
+    kept, _ = trim_retrieved(favourite, query_vector=prepared.query_vector, params=params, stored=stored)
+    assert [c.id for c in kept] == [chunks[0].id, chunks[-1].id]
+    assert kept[-1].trimmed, "kept for its search score, cut to its best line"
+    plain, _ = trim_retrieved(chunks, query_vector=prepared.query_vector, params=params, stored=stored)
+    assert [c.id for c in plain] == [chunks[0].id]
+    assert resolve_trim_params().drop_search_margin == 0.0
+    with override_settings(RETRIEVAL_TRIM_DROP_SEARCH_MARGIN=None):
+        assert resolve_trim_params().drop_search_margin is None
+
+
 def test_the_earlier_sections_rule_follows_its_setting():
     assert resolve_trim_params().earlier_sections
     with override_settings(RETRIEVAL_TRIM_EARLIER_SECTIONS=False):

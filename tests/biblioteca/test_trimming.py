@@ -554,6 +554,33 @@ def test_the_first_chunk_is_never_dropped_later_ones_are():
     assert outs[0].text == "A."
 
 
+def test_the_search_margin_keeps_the_vector_searchs_favourite_cut_to_its_best_line():
+    first = chunk(["A.", "B."], [0.80, 0.5])
+    favourite = chunk(["C.", "D.", "E."], [0.55, 0.60, 0.52])
+    near = chunk(["F.", "G."], [0.55, 0.5])
+    far = chunk(["H.", "I."], [0.55, 0.5])
+    params = TrimParams(threshold=0.95, window=0, relative_margin=0.3, drop_margin=0.1)
+    searched = [0.84, 0.86, 0.85, 0.80]
+    outs = trim_chunks([first, favourite, near, far], QUERY, params)
+    assert [o.dropped for o in outs] == [False, True, True, True]
+    outs = trim_chunks(
+        [first, favourite, near, far], QUERY, replace(params, drop_search_margin=0.0), search_scores=searched
+    )
+    # the whole passage ranks best by its own cosine though no sentence comes close: it gives its best line,
+    # not every line the query-wide margin would keep
+    assert [o.dropped for o in outs] == [False, False, True, True]
+    assert outs[1].text == "D."
+    wider = trim_chunks(
+        [first, favourite, near, far], QUERY, replace(params, drop_search_margin=0.02), search_scores=searched
+    )
+    assert [o.dropped for o in wider] == [False, False, False, True]
+    assert wider[2].text == "F."
+    # no search scores given (a caller trimming texts of its own): the drop rule alone
+    assert trim_chunks([first, favourite], QUERY, replace(params, drop_search_margin=0.0))[1].dropped
+    with pytest.raises(ValueError):
+        TrimParams(threshold=0.5, drop_search_margin=-0.01)
+
+
 def test_the_score_margin_drops_a_later_chunk_far_in_meaning_and_in_words():
     first = replace(chunk(["The answer.", "Filler."], [0.80, 0.5]), language="en")
     close = replace(chunk(["response_model_exclude_unset here.", "Filler."], [0.78, 0.5]), language="en")
