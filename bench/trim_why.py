@@ -30,9 +30,7 @@ import docs_qa  # noqa: E402
 from django.test.utils import override_settings  # noqa: E402
 
 from biblioteca.retrieval import resolve_trim_params  # noqa: E402
-from biblioteca.text.identifiers import question_identifiers  # noqa: E402
-from biblioteca.text.question_words import asks_reason  # noqa: E402
-from biblioteca.trimming import TrimInput, TrimParams, lexical_evidence, trim_chunks  # noqa: E402
+from biblioteca.trimming import TrimInput, TrimParams, lexical_evidence  # noqa: E402
 
 KINDS = ("prose", "item", "field", "table", "heading", "code", "markup")
 REASONS = ("own score", "companion", "window")
@@ -51,30 +49,10 @@ def kept_sets(case: calibrate_trim.Case, params: TrimParams) -> tuple[list, list
     """The trimmer's outputs, and per passage the sentences it keeps on their own score and with companions:
     the same trimming without the window, follow-ons, paragraph openings and gap filling (and without
     companions), so no rule is restated here."""
-    named = question_identifiers(case.question)
-    why = asks_reason(case.question)
-    searched = [c.score for c in case.chunks]
-    full = trim_chunks(
-        case.inputs,
-        case.query_vector,
-        params,
-        case.query_terms,
-        identifiers=named,
-        asks_reason=why,
-        search_scores=searched,
-    )
+    full = calibrate_trim.trim_case(case, params)
     unwidened = replace(params, window=0, paragraph_follow=0, reason_follow=0, gap_words=0, paragraph_start=0)
-    alone = trim_chunks(
-        case.inputs,
-        case.query_vector,
-        replace(unwidened, companions=False),
-        case.query_terms,
-        identifiers=named,
-        search_scores=searched,
-    )
-    paired = trim_chunks(
-        case.inputs, case.query_vector, unwidened, case.query_terms, identifiers=named, search_scores=searched
-    )
+    alone = calibrate_trim.trim_case(case, replace(unwidened, companions=False))
+    paired = calibrate_trim.trim_case(case, unwidened)
     return full, [set(o.kept) for o in alone], [set(o.kept) for o in paired]
 
 

@@ -686,9 +686,10 @@ def trim_chunks(
         if n == 0:
             out.append(TrimOutput(chunk.text, ()))
             continue
+        best = float(chunk_scores.max())
         hopeless = rank > 0 and _hopeless(
             chunk_best,
-            float(chunk_scores.max()),
+            best,
             overall_cosine=overall_cosine,
             overall=overall,
             drop_margin=drop_margin,
@@ -702,10 +703,11 @@ def trim_chunks(
                 out.append(TrimOutput("", (), dropped=True))
             continue
         chunk_floor = floor
-        best = float(chunk_scores.max())
         spreads = params.passage_spread is not None or params.window_spread is not None
         spread = chunk.spread(chunk_scores) if spreads else 0.0
-        if params.passage_margin is not None and (rank > 0 or params.earlier_sections):
+        if hopeless:
+            chunk_floor = best  # kept for its search score alone: its best line, not a supporting passage's
+        elif params.passage_margin is not None and (rank > 0 or params.earlier_sections):
             margin = params.passage_margin
             if params.passage_spread is not None:
                 margin = min(margin, params.passage_spread * spread)
@@ -721,8 +723,6 @@ def trim_chunks(
                     hit=chunk.hit_unit,
                     levels=chunk.section_levels,
                 )
-        if hopeless:
-            chunk_floor = best
         keep = select_sentences(
             chunk_scores,
             threshold=params.threshold,
