@@ -80,10 +80,8 @@ def identifier_keys(text: str) -> frozenset[str]:
     """Every key of every multi-part token (and `--flag`) in a passage's unit; a heading's words in code
     as flags too."""
     out: set[str] = set()
-    for match in _TOKEN.finditer(fold(text)):
-        token = match.group()
-        if token.startswith("--") or is_compound(token):
-            out.update(_keys(token, runs=True))
+    for token in _TOKEN.findall(fold(text)):
+        out.update(_token_keys(token))
     if unit_heading_level(text.lstrip()) is not None:
         out.update(
             f"--{word}"
@@ -91,3 +89,11 @@ def identifier_keys(text: str) -> frozenset[str]:
             if _WORD.fullmatch(word)
         )
     return frozenset(out)
+
+
+@lru_cache(maxsize=65536)
+def _token_keys(token: str) -> frozenset[str]:
+    """A unit's token's keys, worked out once per token: the same words come back in passage after passage."""
+    if token.startswith("--") or is_compound(token):
+        return frozenset(_keys(token, runs=True))
+    return frozenset()

@@ -135,6 +135,7 @@ def test_folding_ascii_text_gives_it_back_and_other_text_loses_its_accents_only(
     assert fold(ascii_text) is ascii_text
     assert fold("Configuración del puerto: ñandú") == "Configuracion del puerto: nandu"
     assert fold("ﬁle") == "file"
+    assert fold("cafe\u0301 de\u0301ja\u0300 vu, 日本語 ✓ Ωmega") == "cafe deja vu, 日本語 ✓ Ωmega"
 
 
 @pytest.mark.parametrize("language", ["en", "es", ""])
