@@ -30,7 +30,7 @@ Beyond it, query-level rules (all optional):
   around weak evidence scattered through a passage it kept nearly every line;
 - `lexical_weight`: a sentence's score also counts the question's terms it holds (or its heading holds), each
   weighed by its rarity in the library. Short units of documentation (`**Default:** None`, a list item, a table
-  row) embed poorly but name the option the question names;
+  row) embed poorly but name the option the question names. A link's destination is not counted;
 - `spread_factor`: both margins shrink to this share of the spread of the scores (best minus median) when that is
   narrower. Cosines of documentation sit high and close together; a margin tuned on prose would keep them all;
 - `companions`: units that belong together are kept together: a list item with the sentence that leads into its
@@ -76,7 +76,7 @@ import numpy as np
 
 from biblioteca.text.chunking import unit_heading_level
 from biblioteca.text.identifiers import identifier_keys
-from biblioteca.text.lexical import terms
+from biblioteca.text.lexical import terms, without_link_destinations
 from biblioteca.trimming_identifiers import identifier_units
 
 # A gap inside a line of text; one between blocks sits on a line of its own (a heading, list item or code fence
@@ -451,7 +451,9 @@ def _option_heading(shapes: Sequence[str], lo: int) -> int | None:
 
 @lru_cache(maxsize=50_000)
 def _unit_terms(text: str, language: str) -> frozenset[str]:
-    return frozenset(terms(text, language=language))
+    """A unit's stems, its links' destinations left out: a page translated from another keeps linking to anchors
+    in the other language, whose words a question in that language then found in unrelated lines."""
+    return frozenset(terms(without_link_destinations(text), language=language))
 
 
 class PassageUnits:

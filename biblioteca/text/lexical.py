@@ -153,6 +153,16 @@ def _token_terms(token: str, language: str) -> tuple[str, ...]:
     return tuple(stemmer.stemWords(words) if stemmer else words)
 
 
+# A markdown link's destination, and its title if any: hidden from the reader.
+_LINK_DESTINATION = re.compile(r'\]\([^)\s]*(?:\s+"[^"]*")?\)')
+
+
+def without_link_destinations(text: str) -> str:
+    """`text` with each inline link's destination left out (`[the setup](guide/setup.md#pruebas)` -> `[the
+    setup]`): a path or an anchor is not what the sentence says."""
+    return _LINK_DESTINATION.sub("]", text) if "](" in text else text
+
+
 def search_config(language: str) -> str:
     """The PostgreSQL text-search configuration for an ISO 639-1 code; `simple` (no stemming) otherwise."""
     return SEARCH_CONFIGS.get(language, SIMPLE_CONFIG)

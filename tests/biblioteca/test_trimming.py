@@ -311,6 +311,22 @@ def test_lexical_evidence_counts_the_heading_for_the_units_under_it():
     assert evidence[3] == 0.0
 
 
+def test_lexical_evidence_does_not_count_a_word_found_only_in_a_links_destination():
+    c = replace(
+        chunk(
+            [
+                "Open the browser window (see [the first steps](guide/overview#configurar-pruebas)).",
+                'Read [the guide](setup.md "Pruebas y configuración") first.',
+                "Las pruebas se ejecutan una vez en CI.",
+            ],
+            [0.8, 0.8, 0.8],
+        ),
+        language="es",
+    )
+    evidence = lexical_evidence(c, {"prueb": 1.0}, heading_weight=0.5)
+    assert list(evidence) == [0.0, 0.0, pytest.approx(1.0)]
+
+
 def test_the_chunk_heading_path_counts_before_the_first_heading_unit():
     c = replace(
         chunk(["Leaves out the defaults."], [0.8]),
