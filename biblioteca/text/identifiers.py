@@ -81,7 +81,8 @@ def identifier_keys(text: str) -> frozenset[str]:
     as flags too."""
     out: set[str] = set()
     for token in _TOKEN.findall(fold(text)):
-        out.update(_token_keys(token))
+        if not (token.islower() and token.isalnum()):  # a plain lower-case word has no keys
+            out.update(_token_keys(token))
     if unit_heading_level(text.lstrip()) is not None:
         out.update(
             f"--{word}"
@@ -91,7 +92,7 @@ def identifier_keys(text: str) -> frozenset[str]:
     return frozenset(out)
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=16384)
 def _token_keys(token: str) -> frozenset[str]:
     """A unit's token's keys, worked out once per token: the same words come back in passage after passage."""
     if token.startswith("--") or is_compound(token):

@@ -141,7 +141,7 @@ def terms(text: str, *, language: str = "") -> list[str]:
     return list(chain.from_iterable(map(_token_terms, tokens, repeat(language, len(tokens)))))
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=32768)
 def _token_terms(token: str, language: str) -> tuple[str, ...]:
     """One of `lexical_text`'s tokens as terms: each of its words split as `_WORD` splits their joined text (no
     word holds a space; a plain word is one `_WORD` already), lower-cased and stemmed."""
