@@ -53,8 +53,8 @@ _WORD = re.compile(r"[^\W_]+")
 
 
 class _Combining(dict):
-    """A `str.translate` table that deletes combining marks, filled as characters are met (the per-character
-    pass it replaces was much of what folding Spanish text cost)."""
+    """A `str.translate` table that deletes combining marks, filled as characters are met: folding is one pass
+    in C over the text, not one in Python per character."""
 
     def __missing__(self, codepoint: int) -> int | None:
         kept = None if unicodedata.combining(chr(codepoint)) else codepoint
