@@ -94,6 +94,7 @@ def resolve_trim_params(
         reason_follow=settings.RETRIEVAL_TRIM_REASON_FOLLOW,
         gap_words=settings.RETRIEVAL_TRIM_GAP_WORDS,
         paragraph_start=settings.RETRIEVAL_TRIM_PARAGRAPH_START,
+        next_steps=settings.RETRIEVAL_TRIM_NEXT_STEPS,
     )
 
 

@@ -57,6 +57,8 @@ Beyond it, query-level rules (all optional):
 - `paragraph_start`: a kept run that starts at most this many sentences into a prose paragraph starts at the
   paragraph's first sentence instead: "Set it to `false` to turn it off." kept without "The cache is on by
   default." names nothing;
+- `next_steps`: a kept step of a numbered list keeps up to this many steps after it: a procedure read to the
+  step that matched stops short of the one that finishes it ("Select the pallet", then "Select the query");
 - `identifier_units`: the units holding an identifier the question names (`--assetsInlineLimit`,
   `import.meta.hot.prune`) are kept, and a passage holding one is not dropped, when at most this many units hold
   it across the passages (`biblioteca.trimming_identifiers`); 0 turns it off.
@@ -120,6 +122,7 @@ class TrimParams:
     reason_follow: int = 0
     gap_words: int = 0
     paragraph_start: int = 0
+    next_steps: int = 0
 
     def __post_init__(self) -> None:
         if not -1.0 <= self.threshold <= 1.0:
@@ -134,7 +137,14 @@ class TrimParams:
             raise TrimParamError("heading_weight", "must be >= 0")
         if self.spread_factor is not None and self.spread_factor <= 0:
             raise TrimParamError("spread_factor", "must be > 0")
-        for name in ("identifier_units", "paragraph_follow", "reason_follow", "gap_words", "paragraph_start"):
+        for name in (
+            "identifier_units",
+            "paragraph_follow",
+            "reason_follow",
+            "gap_words",
+            "paragraph_start",
+            "next_steps",
+        ):
             if getattr(self, name) < 0:
                 raise TrimParamError(name, "must be >= 0")
         for name in (
@@ -743,6 +753,8 @@ def trim_chunks(
         kept = named[rank].union(keep, follow)
         if params.paragraph_start:
             kept |= paragraph_openings(kept, chunk, reach=params.paragraph_start)
+        if params.next_steps:
+            kept |= next_steps(kept, chunk, reach=params.next_steps)
         out.append(_kept(chunk, kept, params))
     return out
 
@@ -760,6 +772,27 @@ def paragraph_openings(kept: set[int], chunk: TrimInput, *, reach: int) -> set[i
             first -= 1
         if first < start and opens[first]:
             out.update(range(first, start))
+    return out
+
+
+_NUMBERED_ITEM = re.compile(r"\s*\d{1,9}[.)]\s")
+
+
+def next_steps(kept: set[int], chunk: TrimInput, *, reach: int) -> set[int]:
+    """For each kept step of a numbered list, up to `reach` steps after it in the same list."""
+    units, shapes = chunk.units, chunk.shapes
+
+    def step(i: int) -> bool:
+        return shapes[i] == "item" and _NUMBERED_ITEM.match(units[i]) is not None
+
+    out: set[int] = set()
+    for i in kept:
+        if not step(i):
+            continue
+        j = i + 1
+        while j < len(units) and j - i <= reach and step(j):
+            out.add(j)
+            j += 1
     return out
 
 

@@ -899,6 +899,30 @@ def test_a_paragraph_start_looks_back_over_prose_only():
     assert trim_one(opening, threshold=0.9, window=0, paragraph_start=2) == "Best opens its own."
 
 
+STEPS = spaced(
+    [
+        ("To check the nomination:", 0.3),
+        ("1. Open Polkadot.js Apps.", 0.3),
+        ("2. Select the pallet.", 0.95),
+        ("3. Select the query.", 0.3),
+        ("4. Click the plus button.", 0.3),
+        ("Done.", 0.3),
+        ("- a bullet", 0.95),
+        ("- another bullet", 0.3),
+    ],
+    ["\n\n", "\n", "\n", "\n", "\n\n", "\n\n", "\n"],
+)
+
+
+def test_a_kept_step_of_a_numbered_list_keeps_the_steps_after_it_up_to_the_limit():
+    off = trim_one(STEPS, threshold=0.9, window=0, companions=False)
+    assert off == "2. Select the pallet.\n\n[...]\n\n- a bullet"
+    one = trim_one(STEPS, threshold=0.9, window=0, companions=False, next_steps=1)
+    assert one == "2. Select the pallet.\n3. Select the query.\n\n[...]\n\n- a bullet"
+    more = trim_one(STEPS, threshold=0.9, window=0, companions=False, next_steps=5)
+    assert more == "2. Select the pallet.\n3. Select the query.\n4. Click the plus button.\n\n[...]\n\n- a bullet"
+
+
 REASON = spaced(
     [
         ("Vite needs Node 20.", 0.95),
@@ -929,6 +953,8 @@ def test_the_follow_rules_reject_negative_counts():
         TrimParams(threshold=0.5, reason_follow=-1)
     with pytest.raises(ValueError, match="paragraph_start"):
         TrimParams(threshold=0.5, paragraph_start=-1)
+    with pytest.raises(ValueError, match="next_steps"):
+        TrimParams(threshold=0.5, next_steps=-1)
 
 
 def test_a_negative_heading_weight_is_refused():
