@@ -920,7 +920,10 @@ def test_a_kept_step_of_a_numbered_list_keeps_the_steps_after_it_up_to_the_limit
     one = trim_one(STEPS, threshold=0.9, window=0, companions=False, next_steps=1)
     assert one == "2. Select the pallet.\n3. Select the query.\n\n[...]\n\n- a bullet"
     more = trim_one(STEPS, threshold=0.9, window=0, companions=False, next_steps=5)
-    assert more == "2. Select the pallet.\n3. Select the query.\n4. Click the plus button.\n\n[...]\n\n- a bullet"
+    assert (
+        more
+        == "2. Select the pallet.\n3. Select the query.\n4. Click the plus button.\n\n[...]\n\n- a bullet"
+    )
 
 
 REASON = spaced(
