@@ -250,14 +250,9 @@ def params_dict(params: TrimParams) -> dict:
     return dict(_params_items(params))
 
 
-@lru_cache(maxsize=8192)
-def _content_tokens(content: str, encoding: str) -> int:
-    """Memoised: a sweep trims the same passage the same way under many settings."""
-    return count_tokens(content, encoding=encoding)
-
-
 def chunk_tokens(chunk: RetrievedChunk) -> int:
-    return _content_tokens(chunk.content, settings.TOKEN_ENCODING)
+    """`count_tokens` remembers each text: a sweep trims the same passage the same way under many settings."""
+    return count_tokens(chunk.content, encoding=settings.TOKEN_ENCODING)
 
 
 def context_tokens(chunks: Sequence[RetrievedChunk], *, known: Mapping[int, int] | None = None) -> int:

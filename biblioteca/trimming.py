@@ -227,6 +227,10 @@ class TrimInput:
         return self._units.opens_paragraph
 
     @property
+    def numbered(self) -> tuple[bool, ...]:
+        return self._units.numbered
+
+    @property
     def is_heading(self) -> np.ndarray:
         return self._units.is_heading
 
@@ -300,7 +304,9 @@ def select_sentences(
     return sorted(keep)
 
 
-_ITEM = re.compile(r"(?:[-*+]|\d{1,9}[.)])[ \t]")
+_ORDERED_MARKER = r"\d{1,9}[.)][ \t]"
+_ITEM = re.compile(rf"(?:[-*+][ \t]|{_ORDERED_MARKER})")
+_NUMBERED_ITEM = re.compile(rf"\s*{_ORDERED_MARKER}")
 # MDN's definition lists: a term's item, then its definition nested under it as an item opening with a colon
 _DEFINITION = re.compile(r"[-*+][ \t]+:[ \t]")
 _TABLE_ROW = re.compile(r"\|")
@@ -526,6 +532,14 @@ class PassageUnits:
     def opens_paragraph(self) -> tuple[bool, ...]:
         """Per unit, whether a blank line (or the passage's start) comes before it."""
         return (True, *(bool(_BLANK_LINE.search(gap)) for gap in self._gaps))
+
+    @cached_property
+    def numbered(self) -> tuple[bool, ...]:
+        """Per unit, whether it is a step of a numbered list."""
+        return tuple(
+            shape == "item" and _NUMBERED_ITEM.match(unit) is not None
+            for unit, shape in zip(self.units, self.shapes, strict=True)
+        )
 
     @cached_property
     def scored(self) -> np.ndarray:
@@ -775,22 +789,15 @@ def paragraph_openings(kept: set[int], chunk: TrimInput, *, reach: int) -> set[i
     return out
 
 
-_NUMBERED_ITEM = re.compile(r"\s*\d{1,9}[.)]\s")
-
-
 def next_steps(kept: set[int], chunk: TrimInput, *, reach: int) -> set[int]:
     """For each kept step of a numbered list, up to `reach` steps after it in the same list."""
-    units, shapes = chunk.units, chunk.shapes
-
-    def step(i: int) -> bool:
-        return shapes[i] == "item" and _NUMBERED_ITEM.match(units[i]) is not None
-
+    numbered = chunk.numbered
     out: set[int] = set()
     for i in kept:
-        if not step(i):
+        if not numbered[i]:
             continue
         j = i + 1
-        while j < len(units) and j - i <= reach and step(j):
+        while j < len(numbered) and j - i <= reach and numbered[j]:
             out.add(j)
             j += 1
     return out

@@ -16,7 +16,7 @@ import re
 from functools import lru_cache
 
 from biblioteca.text.chunking import unit_heading_level
-from biblioteca.text.lexical import fold, identifier_parts, is_compound
+from biblioteca.text.lexical import fold, identifier_parts, is_compound, plain_word
 
 _TOKEN = re.compile(r"(?<![\w-])(?:--)?\w+(?:(?:[.:/]{1,3}|-{1,2})\w+)*")
 _SEGMENTS = re.compile(r"[.:/]+")
@@ -81,7 +81,7 @@ def identifier_keys(text: str) -> frozenset[str]:
     as flags too."""
     out: set[str] = set()
     for token in _TOKEN.findall(fold(text)):
-        if not (token.islower() and token.isalnum()):  # a plain lower-case word has no keys
+        if not plain_word(token):
             out.update(_token_keys(token))
     if unit_heading_level(text.lstrip()) is not None:
         out.update(

@@ -84,8 +84,8 @@ def is_compound(token: str) -> bool:
     return bool(_SEPARATORS.search(token) or _CAMEL.search(token))
 
 
-def _plain(token: str) -> bool:
-    """A word `_spelled` would give back alone: letters and digits, no camel-case joint."""
+def plain_word(token: str) -> bool:
+    """A word `_spelled` would give back alone, with no identifier keys: letters and digits, no camel-case joint."""
     return token.isalnum() and (token.islower() or _CAMEL.search(token) is None)
 
 
@@ -113,7 +113,7 @@ def lexical_words(*parts: str) -> list[tuple[str, bool]]:
     for part in parts:
         for match in _WORDISH.finditer(fold(part)):
             token = match.group()
-            if _plain(token):
+            if plain_word(token):
                 words.append((token, True))
                 continue
             spelled = _spelled(token)
@@ -145,7 +145,7 @@ def terms(text: str, *, language: str = "") -> list[str]:
 def _token_terms(token: str, language: str) -> tuple[str, ...]:
     """One of `lexical_text`'s tokens as terms: each of its words split as `_WORD` splits their joined text (no
     word holds a space; a plain word is one `_WORD` already), lower-cased and stemmed."""
-    if _plain(token):
+    if plain_word(token):
         words = [token.lower()]
     else:
         words = [w.lower() for word in _spelled(token) for w in _WORD.findall(word)]
