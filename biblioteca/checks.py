@@ -226,10 +226,11 @@ def vector_search_settings(app_configs=None, **kwargs):
 @register()
 def hybrid_search_settings(app_configs=None, **kwargs):
     """The sides' weights, candidates and fusion constant are 0 or more. The language weight is a share of a score:
-    above 0 (0 would tie every section in another language at nothing), at most 1. The term coverage is an
-    exponent: below 0 it would favour sections holding fewer of the question's terms. A question language needs
-    PostgreSQL's function words for it; a document language without its stemmer is searched unstemmed. A negative
-    language shift would move a question away from the docs' language."""
+    above 0 (0 would tie every section in another language at nothing), at most 1; the cross-language words share
+    is a share of a weight, 0 to 1. The term coverage is an exponent: below 0 it would favour sections holding
+    fewer of the question's terms. A question language needs PostgreSQL's function words for it; a document
+    language without its stemmer is searched unstemmed. A negative language shift would move a question away from
+    the docs' language."""
     from django.conf import settings
 
     from biblioteca.text.lexical import SEARCH_CONFIGS
@@ -258,6 +259,16 @@ def hybrid_search_settings(app_configs=None, **kwargs):
                 f"RETRIEVAL_HYBRID_OTHER_LANGUAGE_WEIGHT is {weight}.",
                 hint="Use a share above 0 and at most 1 (1: no preference for the question's language).",
                 id="biblioteca.E006",
+            )
+        )
+    share = settings.RETRIEVAL_HYBRID_CROSS_LANGUAGE_LEXICAL_SHARE
+    if not 0 <= share <= 1:
+        problems.append(
+            Error(
+                f"RETRIEVAL_HYBRID_CROSS_LANGUAGE_LEXICAL_SHARE is {share}.",
+                hint="Use a share from 0 (a question in another language than the docs is searched by meaning "
+                "alone) to 1 (its words weigh as much as a question's in the docs' language).",
+                id="biblioteca.E018",
             )
         )
     coverage = settings.RETRIEVAL_HYBRID_TERM_COVERAGE

@@ -1,4 +1,5 @@
-"""Questions asked in another language than the docs: the question's vector moved towards the docs' language.
+"""Questions asked in another language than the docs: told apart (the search then weighs its words side less,
+RETRIEVAL_HYBRID_CROSS_LANGUAGE_LEXICAL_SHARE), and the question's vector moved towards the docs' language.
 
 multilingual-e5 places a question in Spanish further from the English passage that answers it than the same
 question in English (0.80 against 0.83 for npm's `name` limit), and far enough that the passage falls out of
@@ -85,22 +86,31 @@ def language_means() -> Mapping[str, np.ndarray]:
     return _language_means(get_embedder().query_identity())
 
 
-def docs_language_vector(
-    vector: np.ndarray, *, question: str, filters: Mapping[str, str | None] | None = None
-) -> np.ndarray:
-    """`vector` (the question's) moved by RETRIEVAL_LANGUAGE_SHIFT times the difference between the docs'
-    language and the question's, when the docs in scope are all in one language that is not the question's;
-    `vector` itself otherwise (same language, docs in several, a language without reference questions)."""
-    strength = settings.RETRIEVAL_LANGUAGE_SHIFT
-    asked_in = detect_language(question) if strength else ""
-    if not asked_in or asked_in not in reference_questions():
-        return vector
+def languages_apart(
+    *, question: str, filters: Mapping[str, str | None] | None = None
+) -> tuple[str, str] | None:
+    """(the question's language, the docs'), when the docs in scope are all in one language and the question is
+    told to be in another; None otherwise (same language, docs in several, a question too short to tell)."""
+    asked_in = detect_language(question)
+    if not asked_in:
+        return None
     filters = filters or {}
     written_in = scope_document_languages(app=filters.get("app"), source_type=filters.get("source_type"))
     if len(written_in) != 1:
-        return vector
+        return None
     (docs,) = written_in
-    if docs == asked_in or docs not in reference_questions():
+    return None if docs == asked_in else (asked_in, docs)
+
+
+def docs_language_vector(vector: np.ndarray, *, languages: tuple[str, str] | None) -> np.ndarray:
+    """`vector` (the question's) moved by RETRIEVAL_LANGUAGE_SHIFT times the difference between the docs'
+    language and the question's, `languages` as `languages_apart` tells them; `vector` itself when they are
+    None or a language has no reference questions."""
+    strength = settings.RETRIEVAL_LANGUAGE_SHIFT
+    if not strength or languages is None:
+        return vector
+    asked_in, docs = languages
+    if asked_in not in reference_questions() or docs not in reference_questions():
         return vector
     try:
         means = language_means()

@@ -21,7 +21,7 @@ import numpy as np
 from django.conf import settings
 
 from biblioteca.embeddings import get_embedder
-from biblioteca.language_shift import docs_language_vector
+from biblioteca.language_shift import docs_language_vector, languages_apart
 from biblioteca.passages import heading_path_at, packed_passage_sentences, passage_sentences
 from biblioteca.retrieval_cache import retrieval_cache_get, retrieval_cache_key, retrieval_cache_put
 from biblioteca.search import RetrievedChunk, hybrid_params, search
@@ -313,12 +313,14 @@ def retrieval_prepare(
 ) -> PreparedRetrieval:
     """The best `top_k` passages for `query`, found by vectors and full text (`hybrid`, or when None
     RETRIEVAL_HYBRID), with each one's tokens; `query_vector` skips embedding the query. A question in another
-    language than the docs is searched and trimmed with its vector moved towards theirs (`docs_language_vector`).
-    With `score_sentences` the passages carry their sentences' cosines, so trimming them reads nothing more."""
+    language than the docs is searched and trimmed with its vector moved towards theirs (`docs_language_vector`),
+    and its words, few of which the docs hold, weigh less. With `score_sentences` the passages carry their
+    sentences' cosines, so trimming them reads nothing more."""
     started = time.perf_counter()
     if query_vector is None:
         query_vector = get_embedder().embed_query(query)
-    query_vector = docs_language_vector(query_vector, question=query, filters=filters)
+    languages = languages_apart(question=query, filters=filters)
+    query_vector = docs_language_vector(query_vector, languages=languages)
     embedded = time.perf_counter()
     do_hybrid = settings.RETRIEVAL_HYBRID if hybrid is None else hybrid
     chunks = search(
@@ -327,6 +329,7 @@ def retrieval_prepare(
         filters=filters,
         query_text=query,
         hybrid=do_hybrid,
+        lexical_share=1.0 if languages is None else settings.RETRIEVAL_HYBRID_CROSS_LANGUAGE_LEXICAL_SHARE,
         score_sentences=score_sentences,
     )
     searched = time.perf_counter()

@@ -82,12 +82,13 @@ class RetrievedChunk:
         }
 
 
-def hybrid_params() -> HybridParams:
+def hybrid_params(*, lexical_share: float = 1.0) -> HybridParams:
+    """The settings' fusion; the words side weighs `lexical_share` of RETRIEVAL_HYBRID_LEXICAL_WEIGHT."""
     return HybridParams(
         candidates=settings.RETRIEVAL_HYBRID_CANDIDATES,
         rrf_k=settings.RETRIEVAL_HYBRID_RRF_K,
         vector_weight=settings.RETRIEVAL_HYBRID_VECTOR_WEIGHT,
-        lexical_weight=settings.RETRIEVAL_HYBRID_LEXICAL_WEIGHT,
+        lexical_weight=lexical_share * settings.RETRIEVAL_HYBRID_LEXICAL_WEIGHT,
         sentence_weight=settings.RETRIEVAL_HYBRID_SENTENCE_WEIGHT,
         sentence_pool=settings.RETRIEVAL_HYBRID_SENTENCE_POOL,
         other_language_weight=settings.RETRIEVAL_HYBRID_OTHER_LANGUAGE_WEIGHT,
@@ -125,12 +126,14 @@ def search(
     filters: Mapping[str, str | None] | None = None,
     query_text: str | None = None,
     hybrid: bool = False,
+    lexical_share: float = 1.0,
     passage_words: int | None = None,
     score_sentences: bool = False,
 ) -> list[RetrievedChunk]:
     """The best `top_k` passages: chunks nearest by cosine, or (`hybrid` with a `query_text`) fused with
-    full-text search, each grown with its neighbours up to `passage_words` (None: RETRIEVAL_PASSAGE_WORDS);
-    with `score_sentences`, grown passages also carry their sentences' cosines for the trimmer."""
+    full-text search (its weight times `lexical_share`), each grown with its neighbours up to `passage_words`
+    (None: RETRIEVAL_PASSAGE_WORDS); with `score_sentences`, grown passages also carry their sentences' cosines
+    for the trimmer."""
     if not 1 <= top_k <= MAX_TOP_K:
         raise ValueError(f"top_k must be between 1 and {MAX_TOP_K}")
     filters = filters or {}
@@ -149,7 +152,7 @@ def search(
             app=filters.get("app"),
             source_type=filters.get("source_type"),
             query_text=query_text,
-            hybrid=hybrid_params() if hybrid else None,
+            hybrid=hybrid_params(lexical_share=lexical_share) if hybrid else None,
             seat=top_k,
         )
         rows = without_repeats(found)

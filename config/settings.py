@@ -217,6 +217,11 @@ RETRIEVAL_HYBRID_LEXICAL_WEIGHT = env.float("RETRIEVAL_HYBRID_LEXICAL_WEIGHT", d
 RETRIEVAL_HYBRID_SENTENCE_WEIGHT = env.float("RETRIEVAL_HYBRID_SENTENCE_WEIGHT", default=1.0)
 RETRIEVAL_HYBRID_SENTENCE_POOL = env.int("RETRIEVAL_HYBRID_SENTENCE_POOL", default=30)
 RETRIEVAL_HYBRID_OTHER_LANGUAGE_WEIGHT = env.float("RETRIEVAL_HYBRID_OTHER_LANGUAGE_WEIGHT", default=0.7)
+# A question in another language than the docs (all in one language): the words side weighs this share of
+# RETRIEVAL_HYBRID_LEXICAL_WEIGHT (its words are mostly not the docs'; docs/en/calibration.md).
+RETRIEVAL_HYBRID_CROSS_LANGUAGE_LEXICAL_SHARE = env.float(
+    "RETRIEVAL_HYBRID_CROSS_LANGUAGE_LEXICAL_SHARE", default=0.25
+)
 RETRIEVAL_HYBRID_VECTOR_SEAT = env.bool("RETRIEVAL_HYBRID_VECTOR_SEAT", default=True)
 RETRIEVAL_HYBRID_TERM_COVERAGE = env.float("RETRIEVAL_HYBRID_TERM_COVERAGE", default=0.5)
 # The languages questions are asked in (ISO 639-1 codes with a stemmer): the function words of the one a question

@@ -684,6 +684,15 @@ def test_a_language_weight_outside_its_range_is_a_configuration_error(settings, 
     assert hybrid_search_settings() == []
 
 
+@pytest.mark.parametrize("share", [-0.25, 1.5])
+def test_a_cross_language_words_share_outside_its_range_is_a_configuration_error(settings, share):
+    settings.RETRIEVAL_HYBRID_CROSS_LANGUAGE_LEXICAL_SHARE = share
+    assert [m.id for m in hybrid_search_settings()] == ["biblioteca.E018"]
+    for good in (0.0, 1.0):
+        settings.RETRIEVAL_HYBRID_CROSS_LANGUAGE_LEXICAL_SHARE = good
+        assert hybrid_search_settings() == []
+
+
 @pytest.mark.parametrize(
     "name", ["CANDIDATES", "RRF_K", "SENTENCE_POOL", "VECTOR_WEIGHT", "LEXICAL_WEIGHT", "SENTENCE_WEIGHT"]
 )

@@ -1,4 +1,5 @@
-"""A question in another language than the docs: its vector moved towards the docs' language, with the real model."""
+"""A question in another language than the docs: its vector moved towards the docs' language and its words weighing
+less, with the real model."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from biblioteca.language_shift import (
     computed_means,
     docs_language_vector,
     language_means,
+    languages_apart,
     reference_questions,
     shipped_means,
 )
@@ -39,6 +41,10 @@ SPANISH = {
 }
 SPANISH_QUESTION = "¿Cómo renuevo el token de acceso antes de que caduque?"
 ENGLISH_QUESTION = "How do I refresh the access token before it expires?"
+
+
+def shifted(vector: np.ndarray, question: str, app: str) -> np.ndarray:
+    return docs_language_vector(vector, languages=languages_apart(question=question, filters={"app": app}))
 
 
 @pytest.fixture
@@ -67,7 +73,7 @@ def test_the_reference_questions_are_the_same_questions_in_each_language():
 def test_a_question_in_another_language_than_the_docs_moves_towards_theirs(apps):
     embedder = get_embedder()
     spanish, english = embedder.embed_query(SPANISH_QUESTION), embedder.embed_query(ENGLISH_QUESTION)
-    moved = docs_language_vector(spanish, question=SPANISH_QUESTION, filters={"app": apps})
+    moved = shifted(spanish, SPANISH_QUESTION, apps)
     assert moved.shape == spanish.shape and np.isclose(np.linalg.norm(moved), 1.0)
     # nearer the same question asked in English, and nearer English questions at large
     assert float(moved @ english) > float(spanish @ english)
@@ -75,16 +81,21 @@ def test_a_question_in_another_language_than_the_docs_moves_towards_theirs(apps)
     assert float(moved @ means["en"]) > float(spanish @ means["en"])
 
 
+def test_a_question_is_told_apart_from_docs_all_in_another_language(apps):
+    assert languages_apart(question=SPANISH_QUESTION, filters={"app": apps}) == ("es", "en")
+    assert languages_apart(question=ENGLISH_QUESTION, filters={"app": apps}) is None
+    assert languages_apart(question=SPANISH_QUESTION, filters={"app": "t-shift-both"}) is None
+    assert languages_apart(question="`token`", filters={"app": apps}) is None
+
+
 def test_a_question_in_the_docs_language_or_over_docs_in_several_is_not_moved(apps):
     embedder = get_embedder()
     english = embedder.embed_query(ENGLISH_QUESTION)
-    assert docs_language_vector(english, question=ENGLISH_QUESTION, filters={"app": apps}) is english
+    assert shifted(english, ENGLISH_QUESTION, apps) is english
     spanish = embedder.embed_query(SPANISH_QUESTION)
-    assert (
-        docs_language_vector(spanish, question=SPANISH_QUESTION, filters={"app": "t-shift-both"}) is spanish
-    )
+    assert shifted(spanish, SPANISH_QUESTION, "t-shift-both") is spanish
     # a question too short to tell its language
-    assert docs_language_vector(spanish, question="`token`", filters={"app": apps}) is spanish
+    assert shifted(spanish, "`token`", apps) is spanish
 
 
 def test_the_shift_follows_its_setting_and_embeds_nothing_with_the_default_model(apps, settings):
@@ -92,11 +103,11 @@ def test_the_shift_follows_its_setting_and_embeds_nothing_with_the_default_model
     spanish = embedder.embed_query(SPANISH_QUESTION)
     settings.RETRIEVAL_LANGUAGE_SHIFT = 0
     calls = embedder.calls
-    assert docs_language_vector(spanish, question=SPANISH_QUESTION, filters={"app": apps}) is spanish
+    assert shifted(spanish, SPANISH_QUESTION, apps) is spanish
     settings.RETRIEVAL_LANGUAGE_SHIFT = 1.0
-    whole = docs_language_vector(spanish, question=SPANISH_QUESTION, filters={"app": apps})
+    whole = shifted(spanish, SPANISH_QUESTION, apps)
     settings.RETRIEVAL_LANGUAGE_SHIFT = 0.5
-    half = docs_language_vector(spanish, question=SPANISH_QUESTION, filters={"app": apps})
+    half = shifted(spanish, SPANISH_QUESTION, apps)
     assert float(half @ spanish) > float(whole @ spanish)
     assert embedder.calls == calls  # the default model's means ship with the code: nothing embedded
 
@@ -129,12 +140,42 @@ def test_the_command_writes_the_means_every_process_reads(tmp_path, monkeypatch)
 def test_retrieval_searches_and_trims_with_the_moved_vector(apps):
     spanish = get_embedder().embed_query(SPANISH_QUESTION)
     prepared = retrieval_prepare(SPANISH_QUESTION, top_k=2, filters={"app": apps}, query_vector=spanish)
-    moved = docs_language_vector(spanish, question=SPANISH_QUESTION, filters={"app": apps})
+    moved = shifted(spanish, SPANISH_QUESTION, apps)
     assert np.allclose(prepared.query_vector, moved) and not np.allclose(moved, spanish)
     first = prepared.chunks[0]
     assert first.title == "Tokens"
     stored = np.asarray(Chunk.objects.get(pk=first.id).embedding, dtype=np.float32)
     assert first.score == pytest.approx(float(stored @ moved), abs=1e-3)
+
+
+# One English word ("error") in a Spanish question about an upload refused for its size.
+WORDS_APART = {
+    "errors.md": "# Error pages\n\nEvery error page shows the status code, a short message and a link back home.",
+    "uploads.md": "# Uploads\n\nA file larger than ten megabytes is refused with status 413 before it is stored.",
+    "tokens.md": "# Tokens\n\nRefresh the access token before it expires, then send the new one with every request.",
+    "backups.md": "# Backups\n\nThe database is copied every night and the copies are kept for thirty days.",
+    "search.md": "# Search\n\nThe search box looks for whole words in titles and in the text of every page.",
+    "themes.md": "# Themes\n\nA theme sets the colours and the fonts of the widget; the default theme is light.",
+}
+
+
+def test_a_question_in_another_language_than_the_docs_is_searched_with_its_words_weighing_less(settings):
+    for name, content in WORDS_APART.items():
+        document_ingest(source_path=name, content=content, app="t-words-apart")
+    filters = {"app": "t-words-apart"}
+
+    def first(question: str) -> str:
+        return retrieval_prepare(question, top_k=3, filters=filters, hybrid=True).chunks[0].title
+
+    spanish = "¿Por qué me da error al subir un archivo muy grande?"
+    settings.RETRIEVAL_HYBRID_CROSS_LANGUAGE_LEXICAL_SHARE = 1.0
+    assert first(spanish) == "Error pages"  # the one word the docs hold outweighs the meaning
+    settings.RETRIEVAL_HYBRID_CROSS_LANGUAGE_LEXICAL_SHARE = 0.0
+    assert first(spanish) == "Uploads"
+    english = "Why do I get an error page when I upload a very large file?"
+    ranked = [c.id for c in retrieval_prepare(english, top_k=3, filters=filters, hybrid=True).chunks]
+    settings.RETRIEVAL_HYBRID_CROSS_LANGUAGE_LEXICAL_SHARE = 1.0
+    assert [c.id for c in retrieval_prepare(english, top_k=3, filters=filters, hybrid=True).chunks] == ranked
 
 
 def test_the_docs_languages_come_with_the_last_search_of_their_scope(apps, django_assert_num_queries):
@@ -155,7 +196,7 @@ def test_a_model_that_cannot_embed_the_reference_questions_leaves_the_question_a
     settings.EMBEDDING_MODEL = "unreachable"
     settings.EMBEDDING_TIMEOUT = 1.0
     settings.EMBEDDING_MAX_RETRIES = 0
-    assert docs_language_vector(spanish, question=SPANISH_QUESTION, filters={"app": apps}) is spanish
+    assert shifted(spanish, SPANISH_QUESTION, apps) is spanish
 
 
 def test_a_negative_shift_is_a_configuration_error(settings):
