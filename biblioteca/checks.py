@@ -319,7 +319,10 @@ def hybrid_search_settings(app_configs=None, **kwargs):
 @register()
 def trim_settings(app_configs=None, **kwargs):
     """The trimming settings as the product reads them: a value `TrimParams` refuses (a negative window or
-    follow count, a threshold outside [-1, 1]) would otherwise fail the first question that trims."""
+    follow count, a threshold outside [-1, 1]) would otherwise fail the first question that trims. The
+    cross-language words share is a share of a weight, 0 to 1."""
+    from django.conf import settings
+
     from biblioteca.retrieval import resolve_trim_params
     from biblioteca.trimming import TrimParamError
 
@@ -329,6 +332,16 @@ def trim_settings(app_configs=None, **kwargs):
         return [
             Error(
                 f"RETRIEVAL_TRIM_{exc.field.upper()}: {exc}.", hint="Fix that setting.", id="biblioteca.E008"
+            )
+        ]
+    share = settings.RETRIEVAL_TRIM_CROSS_LANGUAGE_LEXICAL_SHARE
+    if not 0 <= share <= 1:
+        return [
+            Error(
+                f"RETRIEVAL_TRIM_CROSS_LANGUAGE_LEXICAL_SHARE is {share}.",
+                hint="Use a share from 0 (a question in another language than the docs is trimmed by meaning alone) "
+                "to 1 (its words count as a question's in the docs' language).",
+                id="biblioteca.E019",
             )
         ]
     return []

@@ -272,6 +272,8 @@ class PreparedRetrieval:
     chunk_tokens: dict[int, int]
     filters: Mapping[str, str | None]
     timings_ms: dict[str, float]
+    # (the question's language, the docs') when it was asked in another language than the docs (`languages_apart`)
+    languages: tuple[str, str] | None = None
     _terms: dict[bool, Mapping[str, float] | None] = field(default_factory=dict, repr=False)
 
     @property
@@ -340,6 +342,7 @@ def retrieval_prepare(
         chunk_tokens={c.id: chunk_tokens(c) for c in chunks},
         filters=dict(filters or {}),
         timings_ms={"embedding": (embedded - started) * 1000, "search": (searched - embedded) * 1000},
+        languages=languages,
     )
 
 
@@ -347,8 +350,15 @@ def retrieval_trim(
     prepared: PreparedRetrieval, *, params: TrimParams, stored: Mapping[int, StoredSentences] | None = None
 ) -> TrimmedRetrieval:
     """The prepared passages trimmed with `params` (dropped ones left out) and the trimmed context's tokens.
-    `stored` lets a caller that trims the same passages many times (a sweep) read their sentences once."""
+    `stored` lets a caller that trims the same passages many times (a sweep) read their sentences once.
+    A question in another language than the docs counts its words for RETRIEVAL_TRIM_CROSS_LANGUAGE_LEXICAL_SHARE
+    of `params.lexical_weight`: the few it shares with the docs are weaker evidence."""
     started = time.perf_counter()
+    if prepared.languages is not None and params.lexical_weight:
+        params = replace(
+            params,
+            lexical_weight=params.lexical_weight * settings.RETRIEVAL_TRIM_CROSS_LANGUAGE_LEXICAL_SHARE,
+        )
     chunks, calls = trim_retrieved(
         prepared.chunks,
         query_vector=prepared.query_vector,

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import io
 import re
+from dataclasses import replace
 
 import numpy as np
 import pytest
 from django.core.management import call_command
 
 from biblioteca import language_shift
-from biblioteca.checks import hybrid_search_settings
+from biblioteca.checks import hybrid_search_settings, trim_settings
 from biblioteca.embeddings import get_embedder
 from biblioteca.ingest import document_ingest
 from biblioteca.language_shift import (
@@ -23,7 +24,7 @@ from biblioteca.language_shift import (
     shipped_means,
 )
 from biblioteca.models import Chunk
-from biblioteca.retrieval import retrieval_prepare
+from biblioteca.retrieval import resolve_trim_params, retrieval_prepare, retrieval_trim
 from biblioteca.selectors import forget_scope_languages, scope_document_languages
 from tests.conftest import free_port
 
@@ -176,6 +177,60 @@ def test_a_question_in_another_language_than_the_docs_is_searched_with_its_words
     ranked = [c.id for c in retrieval_prepare(english, top_k=3, filters=filters, hybrid=True).chunks]
     settings.RETRIEVAL_HYBRID_CROSS_LANGUAGE_LEXICAL_SHARE = 1.0
     assert [c.id for c in retrieval_prepare(english, top_k=3, filters=filters, hybrid=True).chunks] == ranked
+
+
+UPLOADS = (
+    "# Uploads\n\n"
+    "Large files are uploaded in parts, and the server joins the parts once the last one has arrived. "
+    "Each part is retried three times before the upload fails. "
+    "A file over ten megabytes is refused before any part is stored. "
+    "The upload page shows an error next to every part that failed. "
+    "Finished uploads are listed on the files page, newest first.\n"
+)
+
+
+def test_a_question_in_another_language_than_the_docs_counts_its_words_less_when_trimmed(settings):
+    document_ingest(source_path="uploads.md", content=UPLOADS, app="t-trim-apart")
+    document_ingest(source_path="tokens.md", content=ENGLISH["tokens.md"], app="t-trim-apart")
+    # only the best-scoring lines, so a word's lift decides what is kept
+    strict = replace(
+        resolve_trim_params(),
+        threshold=0.99,
+        relative_margin=0.01,
+        window=0,
+        paragraph_follow=0,
+        paragraph_start=0,
+        gap_words=0,
+    )
+
+    def trimmed(prepared) -> str:
+        return retrieval_trim(prepared, params=strict).chunks[0].text
+
+    spanish = retrieval_prepare(
+        "¿Por qué me da error al subir un archivo muy grande?", top_k=1, filters={"app": "t-trim-apart"}
+    )
+    assert spanish.languages == ("es", "en")
+    settings.RETRIEVAL_TRIM_CROSS_LANGUAGE_LEXICAL_SHARE = 1.0
+    # "error", the one word the docs share with the question, lifts a line about something else over the answer
+    assert "shows an error" in trimmed(spanish) and "refused" not in trimmed(spanish)
+    settings.RETRIEVAL_TRIM_CROSS_LANGUAGE_LEXICAL_SHARE = 0.0
+    assert "refused" in trimmed(spanish)
+    english = retrieval_prepare(
+        "Why do I get an error when I upload a very large file?", top_k=1, filters={"app": "t-trim-apart"}
+    )
+    assert english.languages is None
+    settings.RETRIEVAL_TRIM_CROSS_LANGUAGE_LEXICAL_SHARE = 1.0
+    kept = trimmed(english)
+    settings.RETRIEVAL_TRIM_CROSS_LANGUAGE_LEXICAL_SHARE = 0.0
+    assert trimmed(english) == kept and "refused" in kept
+
+
+@pytest.mark.parametrize("share", [-0.5, 1.25])
+def test_a_cross_language_trimming_share_outside_its_range_is_a_configuration_error(settings, share):
+    settings.RETRIEVAL_TRIM_CROSS_LANGUAGE_LEXICAL_SHARE = share
+    assert [m.id for m in trim_settings()] == ["biblioteca.E019"]
+    settings.RETRIEVAL_TRIM_CROSS_LANGUAGE_LEXICAL_SHARE = 0.0
+    assert trim_settings() == []
 
 
 def test_the_docs_languages_come_with_the_last_search_of_their_scope(apps, django_assert_num_queries):
