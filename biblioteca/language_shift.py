@@ -1,5 +1,6 @@
-"""Questions asked in another language than the docs: told apart (the search then weighs its words side less,
-RETRIEVAL_HYBRID_CROSS_LANGUAGE_LEXICAL_SHARE), and the question's vector moved towards the docs' language.
+"""Questions asked in another language than the docs: told apart (the search and the trimmer then count their
+words for less, RETRIEVAL_HYBRID_ and RETRIEVAL_TRIM_CROSS_LANGUAGE_LEXICAL_SHARE), and the question's vector
+moved towards the docs' language.
 
 multilingual-e5 places a question in Spanish further from the English passage that answers it than the same
 question in English (0.80 against 0.83 for npm's `name` limit), and far enough that the passage falls out of
