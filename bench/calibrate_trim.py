@@ -34,7 +34,12 @@ _django.setup()
 import docs_qa  # noqa: E402
 from django.conf import settings  # noqa: E402
 
-from biblioteca.retrieval import resolve_trim_params, retrieval_prepare, stored_trim_inputs  # noqa: E402
+from biblioteca.retrieval import (  # noqa: E402
+    question_trim_params,
+    resolve_trim_params,
+    retrieval_prepare,
+    stored_trim_inputs,
+)
 from biblioteca.search import RetrievedChunk  # noqa: E402
 from biblioteca.selectors import query_term_weights  # noqa: E402
 from biblioteca.text.identifiers import question_identifiers  # noqa: E402
@@ -60,6 +65,7 @@ class Case:
     baseline_hit: bool
     doc_line_tokens: list[int]
     sentence_tokens: list[np.ndarray]
+    languages: tuple[str, str] | None = None  # a question in another language than the docs: theirs
 
 
 def load_cases(
@@ -88,6 +94,7 @@ def load_cases(
                 hit(q.answers, [c.content for c in chunks]),
                 [tokens(c.doc_line + "\n") for c in chunks],
                 [np.array([tokens(i.text[s:e]) for s, e in i.spans]) for i in inputs],
+                prepared.languages,
             )
         )
     return cases, hit
@@ -101,7 +108,7 @@ def trim_case(case: Case, params: TrimParams) -> list[TrimOutput]:
     return trim_chunks(
         case.inputs,
         case.query_vector,
-        params,
+        question_trim_params(params, languages=case.languages),
         case.query_terms,
         identifiers=question_identifiers(case.question),
         asks_reason=asks_reason(case.question),

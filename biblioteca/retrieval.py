@@ -346,19 +346,24 @@ def retrieval_prepare(
     )
 
 
+def question_trim_params(params: TrimParams, *, languages: tuple[str, str] | None) -> TrimParams:
+    """`params` for one question: one asked in another language than the docs (`languages_apart`) counts its
+    words for RETRIEVAL_TRIM_CROSS_LANGUAGE_LEXICAL_SHARE of `params.lexical_weight`, the few it shares with the
+    docs being weaker evidence."""
+    if languages is None or not params.lexical_weight:
+        return params
+    return replace(
+        params, lexical_weight=params.lexical_weight * settings.RETRIEVAL_TRIM_CROSS_LANGUAGE_LEXICAL_SHARE
+    )
+
+
 def retrieval_trim(
     prepared: PreparedRetrieval, *, params: TrimParams, stored: Mapping[int, StoredSentences] | None = None
 ) -> TrimmedRetrieval:
     """The prepared passages trimmed with `params` (dropped ones left out) and the trimmed context's tokens.
-    `stored` lets a caller that trims the same passages many times (a sweep) read their sentences once.
-    A question in another language than the docs counts its words for RETRIEVAL_TRIM_CROSS_LANGUAGE_LEXICAL_SHARE
-    of `params.lexical_weight`: the few it shares with the docs are weaker evidence."""
+    `stored` lets a caller that trims the same passages many times (a sweep) read their sentences once."""
     started = time.perf_counter()
-    if prepared.languages is not None and params.lexical_weight:
-        params = replace(
-            params,
-            lexical_weight=params.lexical_weight * settings.RETRIEVAL_TRIM_CROSS_LANGUAGE_LEXICAL_SHARE,
-        )
+    params = question_trim_params(params, languages=prepared.languages)
     chunks, calls = trim_retrieved(
         prepared.chunks,
         query_vector=prepared.query_vector,
