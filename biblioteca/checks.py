@@ -234,7 +234,7 @@ def hybrid_search_settings(app_configs=None, **kwargs):
     from django.conf import settings
 
     from biblioteca.text.lexical import SEARCH_CONFIGS
-    from config.checks import settings_under_floor
+    from config.checks import settings_outside, settings_under_floor
 
     problems = settings_under_floor(
         {
@@ -261,16 +261,14 @@ def hybrid_search_settings(app_configs=None, **kwargs):
                 id="biblioteca.E006",
             )
         )
-    share = settings.RETRIEVAL_HYBRID_CROSS_LANGUAGE_LEXICAL_SHARE
-    if not 0 <= share <= 1:
-        problems.append(
-            Error(
-                f"RETRIEVAL_HYBRID_CROSS_LANGUAGE_LEXICAL_SHARE is {share}.",
-                hint="Use a share from 0 (a question in another language than the docs is searched by meaning "
-                "alone) to 1 (its words weigh as much as a question's in the docs' language).",
-                id="biblioteca.E018",
-            )
-        )
+    problems += settings_outside(
+        ["RETRIEVAL_HYBRID_CROSS_LANGUAGE_LEXICAL_SHARE"],
+        0,
+        1,
+        check_id="biblioteca.E018",
+        hint="Use a share from 0 (a question in another language than the docs is searched by meaning alone) to 1 "
+        "(its words weigh as much as a question's in the docs' language).",
+    )
     coverage = settings.RETRIEVAL_HYBRID_TERM_COVERAGE
     if coverage < 0:
         problems.append(
@@ -321,10 +319,9 @@ def trim_settings(app_configs=None, **kwargs):
     """The trimming settings as the product reads them: a value `TrimParams` refuses (a negative window or
     follow count, a threshold outside [-1, 1]) would otherwise fail the first question that trims. The
     cross-language words share is a share of a weight, 0 to 1."""
-    from django.conf import settings
-
     from biblioteca.retrieval import resolve_trim_params
     from biblioteca.trimming import TrimParamError
+    from config.checks import settings_outside
 
     try:
         resolve_trim_params()
@@ -334,14 +331,11 @@ def trim_settings(app_configs=None, **kwargs):
                 f"RETRIEVAL_TRIM_{exc.field.upper()}: {exc}.", hint="Fix that setting.", id="biblioteca.E008"
             )
         ]
-    share = settings.RETRIEVAL_TRIM_CROSS_LANGUAGE_LEXICAL_SHARE
-    if not 0 <= share <= 1:
-        return [
-            Error(
-                f"RETRIEVAL_TRIM_CROSS_LANGUAGE_LEXICAL_SHARE is {share}.",
-                hint="Use a share from 0 (a question in another language than the docs is trimmed by meaning alone) "
-                "to 1 (its words count as a question's in the docs' language).",
-                id="biblioteca.E019",
-            )
-        ]
-    return []
+    return settings_outside(
+        ["RETRIEVAL_TRIM_CROSS_LANGUAGE_LEXICAL_SHARE"],
+        0,
+        1,
+        check_id="biblioteca.E019",
+        hint="Use a share from 0 (a question in another language than the docs is trimmed by meaning alone) to 1 "
+        "(its words count as a question's in the docs' language).",
+    )

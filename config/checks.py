@@ -1,5 +1,5 @@
-"""What the apps' system checks share: a setting under the least value the product can work with, or none of the
-values it knows, is refused by name at startup, instead of failing every ingest or question later (or silently
+"""What the apps' system checks share: a setting under the least value the product can work with, outside the
+range it can take, or none of the values it knows, is refused by name at startup, instead of failing every ingest or question later (or silently
 doing nothing)."""
 
 from __future__ import annotations
@@ -21,6 +21,17 @@ def settings_under_floor(floors: Mapping[str, float], *, check_id: str, why: str
         )
         for name, floor in floors.items()
         if getattr(settings, name) < floor
+    ]
+
+
+def settings_outside(
+    names: Collection[str], low: float, high: float, *, check_id: str, hint: str
+) -> list[Error]:
+    """An Error for each setting in `names` outside [`low`, `high`]; `hint` says what to use."""
+    return [
+        Error(f"{name} is {getattr(settings, name)}.", hint=hint, id=check_id)
+        for name in names
+        if not low <= getattr(settings, name) <= high
     ]
 
 

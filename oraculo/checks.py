@@ -7,7 +7,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.core.checks import Error, Tags, Warning, register
 
-from config.checks import settings_not_http_urls, settings_under_floor
+from config.checks import settings_not_http_urls, settings_outside, settings_under_floor
 from config.validation import rate_problem
 
 PER_PROCESS_CACHES = (
@@ -62,14 +62,13 @@ LIMIT_FLOORS = {
 def limit_settings(app_configs=None, **kwargs):
     """Question, answer, LLM and evaluation limits no lower than the product can work with (LIMIT_FLOORS), and the
     dashboard's similarity thresholds cosines can reach."""
-    problems = settings_under_floor(LIMIT_FLOORS, check_id="oraculo.E001")
-    for name in ("DASHBOARD_GAP_SCORE", "DASHBOARD_DUPLICATE_SIMILARITY"):
-        value = getattr(settings, name)
-        if not -1 <= value <= 1:
-            problems.append(
-                Error(f"{name} is {value}.", hint="Use a cosine, from -1 to 1.", id="oraculo.E002")
-            )
-    return problems
+    return settings_under_floor(LIMIT_FLOORS, check_id="oraculo.E001") + settings_outside(
+        ("DASHBOARD_GAP_SCORE", "DASHBOARD_DUPLICATE_SIMILARITY"),
+        -1,
+        1,
+        check_id="oraculo.E002",
+        hint="Use a cosine, from -1 to 1.",
+    )
 
 
 @register()
