@@ -81,7 +81,7 @@ def load_cases(
             q.text, top_k=top_k, filters={"app": app}, hybrid=settings.RETRIEVAL_HYBRID
         )
         chunks = prepared.chunks
-        inputs = stored_trim_inputs(chunks)
+        inputs = stored_trim_inputs(chunks, query_vector=prepared.query_vector)
         cases.append(
             Case(
                 q.text,

@@ -2,9 +2,9 @@
 configuration given, and trimming from stored sentence vectors against the seed's way (embedding every retrieved
 sentence per query).
 
-Trimming is also timed the way it was before the sentences came with the neighbours (baseline "read apart": the
-same search, then a second read of the passages' stored vectors), in the same turns, so the saving is measured
-on one machine at one moment.
+Trimming is also timed with the sentence memory off (RETRIEVAL_SENTENCE_MEMORY_MB=0: every passage's sentences
+read, as for passages a process has not met), in the same turns, so what remembering saves is measured on one
+machine at one moment.
 
     .venv/bin/python bench/trim.py [--dataset xquad|fastapi] [--questions 60] [--top-k 5 20] [--seed-sample 20]
         [--compare "RETRIEVAL_HYBRID=false RETRIEVAL_PASSAGE_WORDS=0" ""]
@@ -37,8 +37,6 @@ from django.test.utils import override_settings  # noqa: E402
 
 from biblioteca.embeddings import get_embedder  # noqa: E402
 from biblioteca.retrieval import (  # noqa: E402
-    chunk_tokens,
-    context_tokens,
     resolve_trim_params,
     retrieve,
     trim_retrieved,
@@ -58,30 +56,6 @@ def pct(values: list[float], q: float) -> float:
 
 def line(name: str, values: list[float]) -> str:
     return f"{name:<46} p50 {pct(values, 50):8.2f} ms   p95 {pct(values, 95):8.2f} ms"
-
-
-def trim_read_apart(question: str, vector: np.ndarray, *, top_k: int, filters: dict) -> float:
-    """retrieve(trim=True)'s work with the stored vectors read in a second round trip (the way before); ms."""
-    started = time.perf_counter()
-    chunks = search(
-        query_vector=vector,
-        top_k=top_k,
-        filters=filters,
-        query_text=question,
-        hybrid=settings.RETRIEVAL_HYBRID,
-    )
-    known = {c.id: chunk_tokens(c) for c in chunks}
-    params = resolve_trim_params()
-    trimmed, _ = trim_retrieved(
-        chunks,
-        query_vector=vector,
-        params=params,
-        query_terms=trim_terms(question, params=params, filters=filters, chunks=chunks),
-        identifiers=question_identifiers(question),
-        asks_reason=asks_reason(question),
-    )
-    context_tokens(trimmed, known=known)
-    return (time.perf_counter() - started) * 1000
 
 
 def first_count_ms(trimmed: list) -> float:
@@ -128,7 +102,7 @@ def main() -> None:
                 "retrieve, no trim": [],
                 "retrieve, trim": [],
                 "trim stage inside retrieve": [],
-                "retrieve, trim, sentences read apart": [],
+                "retrieve, trim, sentence memory off": [],
                 "counting a new trimmed context's tokens": [],
                 "paired": [],
                 "first": [],
@@ -147,7 +121,10 @@ def main() -> None:
                         trimmed = retrieve(
                             question, top_k=top_k, trim=True, filters=filters, query_vector=vector
                         )
-                        apart = trim_read_apart(question, vector, top_k=top_k, filters=filters)
+                        with override_settings(RETRIEVAL_SENTENCE_MEMORY_MB=0):
+                            unremembered = retrieve(
+                                question, top_k=top_k, trim=True, filters=filters, query_vector=vector
+                            )
                         counted = first_count_ms(trimmed.chunks)
                     if round_ == 0:
                         timings[name]["first"].append(trimmed.timings_ms["total"] - base.timings_ms["total"])
@@ -156,7 +133,9 @@ def main() -> None:
                     timings[name]["retrieve, no trim"].append(base.timings_ms["total"])
                     timings[name]["retrieve, trim"].append(trimmed.timings_ms["total"])
                     timings[name]["trim stage inside retrieve"].append(trimmed.timings_ms["trim"])
-                    timings[name]["retrieve, trim, sentences read apart"].append(apart)
+                    timings[name]["retrieve, trim, sentence memory off"].append(
+                        unremembered.timings_ms["total"]
+                    )
                     timings[name]["counting a new trimmed context's tokens"].append(counted)
                     timings[name]["paired"].append(trimmed.timings_ms["total"] - base.timings_ms["total"])
         for name, series in timings.items():
@@ -172,10 +151,10 @@ def main() -> None:
             # Each question's two retrievals ran back to back: the median of their differences shrugs off load
             # that comes and goes between turns.
             print(f"{'  median of the per-question differences':<46} {statistics.median(paired):8.2f} ms")
-            before = statistics.median(series["retrieve, trim, sentences read apart"]) - statistics.median(
-                series["retrieve, no trim"]
-            )
-            print(f"{'  read apart (before), it added':<46} {before:8.2f} ms")
+            unremembered = statistics.median(
+                series["retrieve, trim, sentence memory off"]
+            ) - statistics.median(series["retrieve, no trim"])
+            print(f"{'  with the sentence memory off, it adds':<46} {unremembered:8.2f} ms")
             # retrieve() above found each trimmed context's count remembered; a new question counts its own.
             new = statistics.median(paired) + statistics.median(
                 series["counting a new trimmed context's tokens"]

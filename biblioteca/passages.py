@@ -144,44 +144,6 @@ def passage_sentences(
     return list(spans), np.concatenate([*pools, blank[None]])[rows]
 
 
-# A chunk's sentences scored against a question as the database packs them (`selectors.ScoredSentences`): per
-# sentence, its start and end offsets in the chunk's text and its cosine, big-endian int4, int4, float4.
-PACKED_SENTENCE = np.dtype([("start", ">i4"), ("end", ">i4"), ("cosine", ">f4")])
-
-
-def packed_passage_sentences(
-    joined: Joined, packed_by_chunk: Mapping[int, bytes]
-) -> tuple[tuple[tuple[int, int], ...], np.ndarray] | None:
-    """`passage_sentences` for sentences read packed (PACKED_SENTENCE): the passage's spans and cosines; None when
-    a member has no stored sentences. The members' bytes are read as one array, and the layout is looked up by
-    their offsets' bytes, so a passage that came back before costs no per-sentence Python."""
-    parts: list[bytes] = []
-    for member in joined.members:
-        packed = packed_by_chunk.get(member.chunk_id)
-        if not packed:
-            return None
-        parts.append(packed)
-    fields = np.frombuffer(b"".join(parts), dtype=">i4").reshape(-1, 3)
-    counts = tuple(len(part) // PACKED_SENTENCE.itemsize for part in parts)
-    spans, rows = _packed_layout(joined, counts, fields[:, :2].tobytes())
-    if not spans:
-        return (), np.zeros(0, dtype=np.float32)
-    cosines = fields[:, 2].view(">f4").astype(np.float32)
-    return spans, np.concatenate([cosines, np.zeros(1, dtype=np.float32)])[rows]
-
-
-@lru_cache(maxsize=2048)
-def _packed_layout(
-    joined: Joined, counts: tuple[int, ...], offsets: bytes
-) -> tuple[tuple[tuple[int, int], ...], np.ndarray]:
-    flat = np.frombuffer(offsets, dtype=">i4").reshape(-1, 2).tolist()
-    member_spans, first = [], 0
-    for n in counts:
-        member_spans.append(tuple(map(tuple, flat[first : first + n])))
-        first += n
-    return _layout(joined, tuple(member_spans))
-
-
 @lru_cache(maxsize=2048)
 def _layout(
     joined: Joined, member_spans: tuple[tuple[tuple[int, int], ...], ...]

@@ -3,8 +3,8 @@ passages, each one's tokens, timings) and `retrieval_trim()` (sentence trimming 
 context's tokens). `retrieve()` runs both once; the A/B evaluation and the calibration sweep prepare once and trim
 many times, so tokens are counted, and terms looked up, in one place.
 
-The trimmer scores the sentence vectors stored at ingest, so a query costs one embedding call (the query
-itself); only chunks stored without sentences fall back to a single batch call.
+The trimmer scores the sentence vectors stored at ingest (remembered per process: `sentence_memory`), so a query
+costs one embedding call (the query itself); only chunks stored without sentences fall back to a single batch call.
 
 Over 300 lines on purpose: the two stages and the glue between the stored sentences and the trimmer (spans
 mapped into grown passages, the question's terms) are one pipeline, read best in one place.
@@ -22,10 +22,11 @@ from django.conf import settings
 
 from biblioteca.embeddings import get_embedder
 from biblioteca.language_shift import docs_language_vector, languages_apart
-from biblioteca.passages import heading_path_at, packed_passage_sentences, passage_sentences
+from biblioteca.passages import heading_path_at, passage_sentences
 from biblioteca.retrieval_cache import retrieval_cache_get, retrieval_cache_key, retrieval_cache_put
 from biblioteca.search import RetrievedChunk, hybrid_params, search
-from biblioteca.selectors import StoredSentences, query_term_weights, sentences_for_chunks
+from biblioteca.selectors import StoredSentences, query_term_weights
+from biblioteca.sentence_memory import stored_sentences_at
 from biblioteca.text.chunking import heading_level
 from biblioteca.text.identifiers import question_identifiers
 from biblioteca.text.question_words import asks_reason
@@ -115,7 +116,7 @@ def trim_retrieved(
     `identifiers` the identifiers it names (`question_identifiers`), whose units are kept; `asks_reason`
     whether it asks why (`asks_reason`).
     """
-    inputs = stored_trim_inputs(chunks, stored=stored)
+    inputs = stored_trim_inputs(chunks, query_vector=query_vector, stored=stored)
     missing = [i for i, item in enumerate(inputs) if item is None]
     calls = 0
     if missing:
@@ -161,40 +162,50 @@ def _kept_heading_path(chunk: RetrievedChunk, trim_input: TrimInput, kept: Seque
 
 
 def stored_sentences(chunks: Sequence[RetrievedChunk]) -> dict[int, StoredSentences]:
-    """The stored sentences of every chunk the passages are made of, in one read."""
-    return sentences_for_chunks([i for c in chunks for i in c.member_ids])
+    """The stored sentences of every chunk the passages are made of: remembered ones at the generation the search
+    read, the rest in one read."""
+    return stored_sentences_at({i: c.generation for c in chunks for i in c.member_ids})
+
+
+def sentence_cosines(
+    stored: Mapping[int, StoredSentences], query_vector: np.ndarray, *, chunk_ids: Sequence[int]
+) -> dict[int, np.ndarray]:
+    """Each chunk's sentences' cosines with the question (the vectors are unit length), in one product."""
+    ids = [i for i in dict.fromkeys(chunk_ids) if i in stored]
+    if not ids:
+        return {}
+    values = np.concatenate([stored[i].vectors for i in ids]) @ query_vector
+    out, start = {}, 0
+    for i in ids:
+        end = start + len(stored[i].spans)
+        out[i] = values[start:end]
+        start = end
+    return out
 
 
 def stored_trim_inputs(
-    chunks: Sequence[RetrievedChunk], *, stored: Mapping[int, StoredSentences] | None = None
+    chunks: Sequence[RetrievedChunk],
+    *,
+    query_vector: np.ndarray,
+    stored: Mapping[int, StoredSentences] | None = None,
 ) -> list[TrimInput | None]:
-    """Each passage's sentences as stored at ingest (mapped into a grown passage's text); None for a passage
-    with a chunk stored without sentences."""
-    if stored is None and chunks and all(c.sentences is not None for c in chunks):
-        return [scored_trim_input(c) for c in chunks]
+    """Each passage's sentences as stored at ingest (mapped into a grown passage's text) with their cosines;
+    None for a passage with a chunk stored without sentences."""
     if stored is None:
         stored = stored_sentences(chunks)
+    cosines = sentence_cosines(stored, query_vector, chunk_ids=[i for c in chunks for i in c.member_ids])
     inputs: list[TrimInput | None] = []
     spans = {i: s.spans for i, s in stored.items()}
-    vectors = {i: s.vectors for i, s in stored.items()}
     for chunk in chunks:
         if chunk.layout is None:
             sentences = stored.get(chunk.id)
-            inputs.append(trim_input(chunk, sentences.spans, sentences.vectors) if sentences else None)
+            inputs.append(
+                trim_input(chunk, sentences.spans, cosines=cosines[chunk.id]) if sentences else None
+            )
             continue
-        composed = passage_sentences(chunk.layout, spans, vectors, dimensions=settings.EMBEDDING_DIMENSIONS)
-        inputs.append(trim_input(chunk, *composed) if composed else None)
+        composed = passage_sentences(chunk.layout, spans, cosines, dimensions=None)
+        inputs.append(trim_input(chunk, composed[0], cosines=composed[1]) if composed else None)
     return inputs
-
-
-def scored_trim_input(chunk: RetrievedChunk) -> TrimInput | None:
-    """A passage's trimmer input from the cosines read with it; None when a member has no stored sentences."""
-    sentences = chunk.sentences or {}
-    if chunk.layout is None:
-        found = sentences.get(chunk.id)
-        return trim_input(chunk, found.spans, cosines=found.cosines) if found else None
-    composed = packed_passage_sentences(chunk.layout, {i: s.packed for i, s in sentences.items()})
-    return trim_input(chunk, composed[0], cosines=composed[1]) if composed else None
 
 
 def trim_input(
@@ -311,13 +322,14 @@ def retrieval_prepare(
     filters: Mapping[str, str | None] | None = None,
     query_vector: np.ndarray | None = None,
     hybrid: bool | None = None,
-    score_sentences: bool = False,
+    trimming: bool = False,
 ) -> PreparedRetrieval:
     """The best `top_k` passages for `query`, found by vectors and full text (`hybrid`, or when None
     RETRIEVAL_HYBRID), with each one's tokens; `query_vector` skips embedding the query. A question in another
     language than the docs is searched and trimmed with its vector moved towards theirs (`docs_language_vector`),
-    and its words, few of which the docs hold, weigh less. With `score_sentences` the passages carry their
-    sentences' cosines, so trimming them reads nothing more."""
+    and its words, few of which the docs hold, weigh less. With `trimming`, the passages carry the generation
+    they were read at, so trimming them can use sentences remembered from earlier questions (`sentence_memory`)
+    instead of reading them."""
     started = time.perf_counter()
     if query_vector is None:
         query_vector = get_embedder().embed_query(query)
@@ -332,7 +344,7 @@ def retrieval_prepare(
         query_text=query,
         hybrid=do_hybrid,
         lexical_share=1.0 if languages is None else settings.RETRIEVAL_HYBRID_CROSS_LANGUAGE_LEXICAL_SHARE,
-        score_sentences=score_sentences,
+        generation=trimming,
     )
     searched = time.perf_counter()
     return PreparedRetrieval(
@@ -433,7 +445,7 @@ def retrieve(
         filters=filters,
         query_vector=query_vector,
         hybrid=do_hybrid,
-        score_sentences=bool(do_trim),
+        trimming=bool(do_trim),
     )
     timings = dict(prepared.timings_ms)
     chunks, tokens, calls = prepared.chunks, prepared.tokens_before, 0

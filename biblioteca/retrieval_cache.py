@@ -124,8 +124,8 @@ def retrieval_cache_get(*, key: str) -> RetrievalResult | None:
 
 
 def retrieval_cache_put(*, key: str, result: RetrievalResult) -> None:
-    """Store `result` without what only trimming needed (its passages' layouts, scored sentences and terms)."""
-    chunks = [replace(c, layout=None, sentences=None, query_terms=None) for c in result.chunks]
+    """Store `result` without what only trimming needed (its passages' layouts and terms)."""
+    chunks = [replace(c, layout=None, query_terms=None) for c in result.chunks]
     try:
         caches[CACHE_ALIAS].set(key, replace(result, chunks=chunks), timeout=settings.RETRIEVAL_CACHE_TIMEOUT)
     except Exception:

@@ -15,13 +15,7 @@ import numpy as np
 from django.conf import settings
 
 from biblioteca.passages import Joined, Piece, grow, join
-from biblioteca.selectors import (
-    HybridParams,
-    ScoredSentences,
-    chunk_neighbours,
-    chunk_neighbours_scored,
-    chunk_search,
-)
+from biblioteca.selectors import HybridParams, chunk_neighbours, chunk_search
 from biblioteca.text.chunking import passage_header, shown_heading
 from biblioteca.text.lexical import search_config
 
@@ -43,9 +37,8 @@ class RetrievedChunk:
     language: str = ""
     layout: Joined | None = field(default=None, repr=False, compare=False)
     query_terms: Mapping[str, float] | None = field(default=None, repr=False, compare=False)
-    # Its members' stored sentences scored against the question, read with the neighbours (`search`'s
-    # `score_sentences`), so trimming needs no read of its own.
-    sentences: Mapping[int, ScoredSentences] | None = field(default=None, repr=False, compare=False)
+    # The library generation its chunks were read at (None when unknown): what remembered sentences must match.
+    generation: int | None = field(default=None, repr=False, compare=False)
 
     @property
     def member_ids(self) -> list[int]:
@@ -128,12 +121,12 @@ def search(
     hybrid: bool = False,
     lexical_share: float = 1.0,
     passage_words: int | None = None,
-    score_sentences: bool = False,
+    generation: bool = False,
 ) -> list[RetrievedChunk]:
     """The best `top_k` passages: chunks nearest by cosine, or (`hybrid` with a `query_text`) fused with
     full-text search (its weight times `lexical_share`), each grown with its neighbours up to `passage_words`
-    (None: RETRIEVAL_PASSAGE_WORDS); with `score_sentences`, grown passages also carry their sentences' cosines
-    for the trimmer."""
+    (None: RETRIEVAL_PASSAGE_WORDS); with `generation`, grown passages carry the library generation they were
+    read at, which sentences remembered for trimming must match."""
     if not 1 <= top_k <= MAX_TOP_K:
         raise ValueError(f"top_k must be between 1 and {MAX_TOP_K}")
     filters = filters or {}
@@ -173,13 +166,7 @@ def search(
             for c in rows
         ]
         passages = (
-            grown_passages(
-                hits,
-                rows=rows,
-                budget=budget,
-                top_k=top_k,
-                query_vector=query_vector if score_sentences else None,
-            )
+            grown_passages(hits, rows=rows, budget=budget, top_k=top_k, generation=generation)
             if budget
             else hits[:top_k]
         )
@@ -205,32 +192,26 @@ def grown_passages(
     rows: Sequence,
     budget: int,
     top_k: int,
-    query_vector: np.ndarray | None = None,
+    generation: bool = False,
 ) -> list[RetrievedChunk]:
     """The hits in rank order, each grown into a passage; a hit already inside a better one's passage, or
     repeating the text of a chunk that is, is left out, and a passage does not grow into such a repeat, so the
-    `top_k` passages cover as much as they can. With `query_vector`, each passage carries its members' sentences
-    scored against it (read with the neighbours)."""
-    where = [(r.document_id, r.chunk_index) for r in rows]
-    scored: dict[int, ScoredSentences] | None = None
-    if query_vector is None:
-        neighbours = chunk_neighbours(hits=where)
-    else:
-        neighbours, scored = chunk_neighbours_scored(hits=where, query_vector=query_vector)
+    `top_k` passages cover as much as they can. With `generation`, each carries the generation it was read at."""
+    neighbourhood = chunk_neighbours(
+        hits=[(r.document_id, r.chunk_index) for r in rows], generations=generation
+    )
     taken: set[int] = set()
     said: set[str] = set()
     out: list[RetrievedChunk] = []
     for hit, row in zip(hits, rows):
         if hit.id in taken or text_key(row.text) in said:
             continue
-        around = neighbours.get(row.document_id, [])
+        around = neighbourhood.pieces.get(row.document_id, [])
         repeats = {p.id for p in around if text_key(p.text) in said}
         pieces = grow(_piece(row), around, budget=budget, taken=taken | repeats)
         taken.update(p.id for p in pieces)
         said.update(text_key(p.text) for p in pieces)
-        changes: dict = {}
-        if scored is not None:
-            changes["sentences"] = {p.id: scored[p.id] for p in pieces if p.id in scored}
+        changes: dict = {"generation": neighbourhood.generations.get(row.document_id)}
         if len(pieces) > 1:
             joined = join(pieces)
             changes.update(
@@ -239,7 +220,7 @@ def grown_passages(
                 original_text=joined.text,
                 layout=joined,
             )
-        out.append(replace(hit, **changes) if changes else hit)
+        out.append(replace(hit, **changes))
         if len(out) == top_k:
             break
     return out

@@ -6,20 +6,25 @@ whole, next to the other reads it shares helpers with."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import lru_cache
 
 import numpy as np
 from django.contrib.postgres.aggregates import ArrayAgg
 from django.db import connections
+from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.backends.postgresql.base import ServerBindingCursor
+from django.db.backends.utils import CursorWrapper
 from django.db.models import Count, QuerySet
 from django.db.models.query import RawQuerySet
 from pgvector import Vector
 from pgvector.django import CosineDistance
+from psycopg.pq import Format
 
 from biblioteca.models import Chunk, Document, LibraryGeneration, Sentence
-from biblioteca.passages import PACKED_SENTENCE, Piece
+from biblioteca.passages import Piece
 from biblioteca.text.lexical import SEARCH_LANGUAGES
 from biblioteca.text.question_words import question_text
 from biblioteca.vector_session import vector_search_session
@@ -496,8 +501,8 @@ NEIGHBOUR_REACH = 4
 
 
 def vector_literal(vector: np.ndarray) -> str:
-    """pgvector's text form of a query vector. A query sends its vector twice (the search, then the scored
-    neighbours), and formatting 384 floats costs a fifth of a millisecond: it is done once."""
+    """pgvector's text form of a query vector. A question sends its vector twice (the search, then the logged
+    question's row), and formatting 384 floats costs a fifth of a millisecond: it is done once."""
     vector = np.asarray(vector, dtype=np.float32)
     if vector.ndim != 1:
         raise ValueError("expected a vector of one dimension")
@@ -509,61 +514,38 @@ def _vector_literal(raw: bytes) -> str:
     return Vector._to_db(np.frombuffer(raw, dtype=np.float32))
 
 
+@dataclass(frozen=True)
+class Neighbourhood:
+    """Per document, its chunks around the hits, in order, and (when asked) the library generation they were read
+    at (their app's: `LibraryGeneration`; absent when the app has none)."""
+
+    pieces: dict[int, list[Piece]]
+    generations: dict[int, int]
+
+
 @replica_reads()
 def chunk_neighbours(
-    *, hits: Sequence[tuple[int, int]], reach: int = NEIGHBOUR_REACH
-) -> dict[int, list[Piece]]:
+    *, hits: Sequence[tuple[int, int]], reach: int = NEIGHBOUR_REACH, generations: bool = False
+) -> Neighbourhood:
     """Per document, its chunks within `reach` positions of the given (document id, chunk index) hits, in
-    order: what a passage can grow into. One indexed read of (document, chunk_index)."""
-    neighbours, _ = _neighbours(hits=hits, reach=reach, query_vector=None)
-    return neighbours
-
-
-@replica_reads()
-def chunk_neighbours_scored(
-    *, hits: Sequence[tuple[int, int]], query_vector: np.ndarray, reach: int = NEIGHBOUR_REACH
-) -> tuple[dict[int, list[Piece]], dict[int, ScoredSentences]]:
-    """`chunk_neighbours`, and in the same read each chunk's stored sentences with their cosines to the query
-    (computed by the database: a trimmed query pays no second round trip, and no vector crosses the wire)."""
-    return _neighbours(hits=hits, reach=reach, query_vector=query_vector)
-
-
-_NEIGHBOURS_SQL = (
-    "SELECT DISTINCT c.id, c.document_id, c.chunk_index, c.heading_path::text, c.text, c.start_offset, "
-    "c.end_offset FROM {chunks} c "
-    "JOIN unnest(%s::bigint[], %s::int[]) AS h(document_id, chunk_index) ON c.document_id = h.document_id "
-    "AND c.chunk_index BETWEEN h.chunk_index - %s AND h.chunk_index + %s "
-    "ORDER BY c.document_id, c.chunk_index"
-)
-# Each chunk's sentences as one binary value, 12 bytes per sentence in position order (start and end offsets as
-# big-endian int4, the cosine with the question as big-endian float4, the precision the trimmer keeps): a scalar
-# subquery with one aggregate, read by numpy in one call, costs a quarter less than three arrays in text form.
-_SCORED_NEIGHBOURS_SQL = (
-    "SELECT n.*, (SELECT string_agg(int4send(s.start_offset::int) || int4send(s.end_offset::int) || "
-    "float4send((1 - (s.embedding <=> %s::halfvec))::real), ''::bytea ORDER BY s.position) "
-    "FROM {sentences} s WHERE s.chunk_id = n.id) FROM ({neighbours}) n ORDER BY n.document_id, n.chunk_index"
-)
-
-
-def _neighbours(
-    *, hits: Sequence[tuple[int, int]], reach: int, query_vector: np.ndarray | None
-) -> tuple[dict[int, list[Piece]], dict[int, ScoredSentences]]:
+    order: what a passage can grow into. One indexed read of (document, chunk_index); with `generations` it also
+    reads each document's generation (a quarter of a millisecond more), so that trimming can use sentences
+    remembered from earlier questions while they are current."""
     if not hits:
-        return {}, {}
+        return Neighbourhood({}, {})
     documents, indexes = zip(*set(hits))
-    sql = _NEIGHBOURS_SQL.format(chunks=Chunk._meta.db_table)
-    params: list = [list(documents), list(indexes), reach, reach]
-    if query_vector is not None:
-        sql = _SCORED_NEIGHBOURS_SQL.format(neighbours=sql, sentences=Sentence._meta.db_table)
-        params.insert(0, vector_literal(query_vector))
+    sql = _NEIGHBOURS_SQL.format(
+        chunks=Chunk._meta.db_table,
+        generation=", g.generation" if generations else ", NULL",
+        join=f"LEFT JOIN {LibraryGeneration._meta.db_table} g ON g.app = c.app " if generations else "",
+    )
     with read_connection(Chunk).cursor() as cursor:
-        cursor.execute(sql, params)
+        cursor.execute(sql, [list(documents), list(indexes), reach, reach])
         rows = cursor.fetchall()
-    out: dict[int, list[Piece]] = {}
-    sentences: dict[int, ScoredSentences] = {}
-    for row in rows:
-        id_, document_id, index, heading_path, text, start, end = row[:7]
-        out.setdefault(document_id, []).append(
+    pieces: dict[int, list[Piece]] = {}
+    known: dict[int, int] = {}
+    for id_, document_id, index, heading_path, text, start, end, generation in rows:
+        pieces.setdefault(document_id, []).append(
             Piece(
                 id=id_,
                 index=index,
@@ -573,69 +555,94 @@ def _neighbours(
                 end=end,
             )
         )
-        if len(row) > 7 and row[7]:
-            sentences[id_] = ScoredSentences(row[7])
-    return out, sentences
+        if generation is not None:
+            known[document_id] = generation
+    return Neighbourhood(pieces, known)
 
 
-@dataclass(frozen=True)
-class ScoredSentences:
-    """A chunk's sentence spans (offsets into its text) and their cosines with one question, shape (n,), as
-    read (`_SCORED_NEIGHBOURS_SQL`'s 12 bytes per sentence, `PACKED_SENTENCE`); a neighbour no passage takes is
-    never converted."""
-
-    packed: bytes
-
-    @cached_property
-    def _rows(self) -> np.ndarray:
-        return np.frombuffer(self.packed, dtype=PACKED_SENTENCE)
-
-    @cached_property
-    def spans(self) -> list[tuple[int, int]]:
-        return list(zip(self._rows["start"].tolist(), self._rows["end"].tolist()))
-
-    @cached_property
-    def cosines(self) -> np.ndarray:
-        return self._rows["cosine"].astype(np.float32)
+_NEIGHBOURS_SQL = (
+    "SELECT DISTINCT c.id, c.document_id, c.chunk_index, c.heading_path::text, c.text, c.start_offset, "
+    "c.end_offset{generation} FROM {chunks} c "
+    "JOIN unnest(%s::bigint[], %s::int[]) AS h(document_id, chunk_index) ON c.document_id = h.document_id "
+    "AND c.chunk_index BETWEEN h.chunk_index - %s AND h.chunk_index + %s "
+    "{join}ORDER BY c.document_id, c.chunk_index"
+)
 
 
 @dataclass(frozen=True)
 class StoredSentences:
-    """A chunk's sentence spans (offsets into its text) and their vectors, shape (n, d)."""
+    """A chunk's sentence spans (offsets into its text) and their vectors, shape (n, d), read at library generation
+    `generation` (None when its app has none)."""
 
-    spans: list[tuple[int, int]]
+    spans: tuple[tuple[int, int], ...]
     vectors: np.ndarray
+    generation: int | None = None
 
 
 @replica_reads()
 def sentences_for_chunks(chunk_ids: Sequence[int]) -> dict[int, StoredSentences]:
-    """Stored sentences of the given chunks, in order; chunks without any are absent.
+    """Stored sentences of the given chunks, in order, with the generation they were read at; chunks without
+    any are absent.
 
-    The vectors travel in pgvector's binary form (`halfvec_send`: two int16 headers, then big-endian
-    float16s): parsing the text form costs several milliseconds per query, this costs a fraction of one.
+    Each chunk's sentences come as one binary value (`_SENTENCES_SQL`), in the binary wire format, read by numpy
+    in one call: the text form of the vectors costs several milliseconds per query to parse, and the hex text of
+    the binary value half as much again as the value itself.
     """
     if not chunk_ids:
         return {}
-    table = Sentence._meta.db_table
-    with read_connection(Sentence).cursor() as cursor:
-        cursor.execute(
-            f"SELECT chunk_id, start_offset, end_offset, halfvec_send(embedding) FROM {table} "
-            "WHERE chunk_id = ANY(%s) ORDER BY chunk_id, position",
-            [list(chunk_ids)],
-        )
+    sql = _SENTENCES_SQL.format(
+        chunks=Chunk._meta.db_table,
+        sentences=Sentence._meta.db_table,
+        generations=LibraryGeneration._meta.db_table,
+    )
+    with binary_results(read_connection(Sentence)) as cursor:
+        cursor.execute(sql, [list(chunk_ids)])
         rows = cursor.fetchall()
-    if not rows:
-        return {}
-    # One buffer for every vector: each row's bytes after its 4-byte header, read as big-endian float16s.
-    vectors = np.frombuffer(b"".join(bytes(raw)[4:] for *_, raw in rows), dtype=">f2").astype(np.float32)
-    vectors = vectors.reshape(len(rows), -1)
     out: dict[int, StoredSentences] = {}
-    first = 0
-    for i in range(1, len(rows) + 1):
-        if i == len(rows) or rows[i][0] != rows[first][0]:
-            out[rows[first][0]] = StoredSentences([(r[1], r[2]) for r in rows[first:i]], vectors[first:i])
-            first = i
+    for chunk_id, generation, count, packed in rows:
+        if not count:
+            continue
+        dimensions = (len(packed) // count - 8) // 2
+        sentences = np.frombuffer(packed, dtype=_packed_sentences(dimensions))
+        out[chunk_id] = StoredSentences(
+            tuple(zip(sentences["start"].tolist(), sentences["end"].tolist())),
+            sentences["vector"].astype(np.float32),
+            generation,
+        )
     return out
+
+
+# Per chunk, its sentences in position order, each as its start and end offsets (big-endian int4) and its vector
+# as pgvector's binary form gives it (`halfvec_send`, past its two int16 headers: big-endian float16s).
+_SENTENCES_SQL = (
+    "SELECT c.id, g.generation, s.count, s.packed FROM {chunks} c "
+    "LEFT JOIN {generations} g ON g.app = c.app "
+    "CROSS JOIN LATERAL (SELECT count(*) AS count, string_agg(int4send(s.start_offset::int) || "
+    "int4send(s.end_offset::int) || substring(halfvec_send(s.embedding) from 5), ''::bytea ORDER BY s.position) "
+    "AS packed FROM {sentences} s WHERE s.chunk_id = c.id) s "
+    "WHERE c.id = ANY(%s)"
+)
+
+
+@contextmanager
+def binary_results(connection: BaseDatabaseWrapper) -> Iterator[CursorWrapper]:
+    """A cursor of `connection` whose results come in PostgreSQL's binary format, wrapped as Django wraps its own
+    (queries logged when they are, database errors translated). Django's cursors bind parameters on the client,
+    which psycopg allows only with results in text, where a bytea value travels as hex: twice its size. Binding
+    on the server prepares nothing (Django turns psycopg's prepared statements off), so PgBouncer is no matter."""
+    connection.ensure_connection()
+    connection.validate_thread_sharing()
+    with connection.wrap_database_errors:
+        raw = ServerBindingCursor(connection.connection)
+    raw.format = Format.BINARY
+    cursor = connection.make_debug_cursor(raw) if connection.queries_logged else connection.make_cursor(raw)
+    with cursor:
+        yield cursor
+
+
+@lru_cache(maxsize=4)
+def _packed_sentences(dimensions: int) -> np.dtype:
+    return np.dtype([("start", ">i4"), ("end", ">i4"), ("vector", ">f2", (dimensions,))])
 
 
 @dataclass(frozen=True)

@@ -367,6 +367,10 @@ CACHES["retrieval_results"] = bounded_cache(
     timeout=RETRIEVAL_CACHE_TIMEOUT,
     size=RETRIEVAL_CACHE_SIZE,
 )
+# Each process remembers the sentence spans and vectors it read for trimming, under the library generation they
+# were read at (biblioteca/sentence_memory.py), within this many MiB (about 600 sentences a MiB at 384
+# dimensions); 0 reads them on every trimmed question.
+RETRIEVAL_SENTENCE_MEMORY_MB = env.int("RETRIEVAL_SENTENCE_MEMORY_MB", default=64)
 
 # Read replicas and pooling (README: "Read replicas and pooling"). Searches, retrieval and the dashboard's lists
 # read a replica; writes, transactions and a request or task run that has written use the primary

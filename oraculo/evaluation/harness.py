@@ -147,7 +147,11 @@ def questions_prepared(
         yield PreparedQuestion(
             question=question,
             retrieval=retrieval_prepare(
-                question.question, top_k=top_k, filters=filters, hybrid=settings.RETRIEVAL_HYBRID
+                question.question,
+                top_k=top_k,
+                filters=filters,
+                hybrid=settings.RETRIEVAL_HYBRID,
+                trimming=True,
             ),
         )
 

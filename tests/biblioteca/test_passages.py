@@ -6,12 +6,10 @@ import numpy as np
 import pytest
 
 from biblioteca.passages import (
-    PACKED_SENTENCE,
     Piece,
     grow,
     heading_path_at,
     join,
-    packed_passage_sentences,
     passage_sentences,
 )
 
@@ -134,53 +132,3 @@ def test_a_member_without_stored_sentences_gives_none():
         )
         is None
     )
-
-
-def _packed(spans, cosines) -> bytes:
-    rows = np.zeros(len(spans), dtype=PACKED_SENTENCE)
-    rows["start"], rows["end"] = zip(*spans)
-    rows["cosine"] = cosines
-    return rows.tobytes()
-
-
-@pytest.mark.parametrize(
-    ("pieces", "spans", "cosines"),
-    [
-        (
-            [INSTALL, CONFIGURE],
-            {2: [(0, 18), (19, 37)], 3: [(0, 13), (14, 31)]},
-            {2: [0.9, 0.8], 3: [0.7, 0.6]},
-        ),
-        (
-            [
-                Piece(id=1, index=0, heading_path=("# A",), text="one two three four", start=0, end=18),
-                Piece(id=2, index=1, heading_path=("# A",), text="three four five six", start=8, end=27),
-            ],
-            {1: [(0, 7), (8, 18)], 2: [(0, 10), (11, 19)]},
-            {1: [0.1, 0.2], 2: [0.3, 0.4]},
-        ),
-    ],
-)
-def test_packed_sentences_map_into_the_passage_exactly_like_the_unpacked_ones(pieces, spans, cosines):
-    joined = join(pieces)
-    arrays = {i: np.array(c, np.float32) for i, c in cosines.items()}
-    expected_spans, expected = passage_sentences(joined, spans, arrays, dimensions=None)
-    packed = {i: _packed(spans[i], arrays[i]) for i in spans}
-    for _ in range(2):  # the second time from the layout looked up by the offsets' bytes
-        mapped, values = packed_passage_sentences(joined, packed)
-        assert list(mapped) == expected_spans
-        assert values.dtype == np.float32 and values.tobytes() == expected.tobytes()
-    moved = {
-        **packed,
-        pieces[-1].id: _packed([(a, b - 1) for a, b in spans[pieces[-1].id]], arrays[pieces[-1].id]),
-    }
-    assert packed_passage_sentences(joined, moved)[0][-1] == (
-        expected_spans[-1][0],
-        expected_spans[-1][1] - 1,
-    )
-
-
-def test_packed_sentences_of_a_member_without_any_give_none():
-    joined = join([INTRO, INSTALL])
-    assert packed_passage_sentences(joined, {1: _packed([(0, 16)], [0.5])}) is None
-    assert packed_passage_sentences(joined, {1: _packed([(0, 16)], [0.5]), 2: b""}) is None

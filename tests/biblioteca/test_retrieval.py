@@ -23,6 +23,8 @@ from biblioteca.retrieval import (
     trim_terms,
 )
 from biblioteca.search import search
+from biblioteca.selectors import sentences_for_chunks
+from biblioteca.sentence_memory import memory
 
 pytestmark = pytest.mark.django_db
 
@@ -142,31 +144,43 @@ def test_a_given_query_vector_is_not_embedded_again(library):
     assert get_embedder().calls == calls and prepared.query_vector is vector
 
 
-def test_a_trimmed_retrieval_reads_the_sentences_with_the_neighbours_and_trims_alike(library):
-    filters = {"app": library, "source_type": "en"}
-    with CaptureQueriesContext(connection) as queries:
-        result = retrieve(QUESTION, top_k=5, trim=True, trim_threshold=0.85, filters=filters)
+def _trim_reads(queries: CaptureQueriesContext) -> list[str]:
+    """The statements that read stored sentences for trimming (not the hybrid search's own sentence side)."""
     reads = [q["sql"] for q in queries.captured_queries if Sentence._meta.db_table in q["sql"]]
-    search_reads = [sql for sql in reads if "sentence_side" in sql]  # the hybrid search's own sentence side
-    assert len(search_reads) == 1
-    trim_reads = [sql for sql in reads if sql not in search_reads]
-    assert len(trim_reads) == 1 and "<=>" in trim_reads[0], (
-        "one read, with the neighbours, scored by the database"
-    )
+    return [sql for sql in reads if "sentence_side" not in sql]
+
+
+def test_a_trimmed_retrieval_reads_its_passages_sentences_once_then_remembers_them(library, settings):
+    settings.RETRIEVAL_CACHE = False
+    memory.clear()
+    filters = {"app": library, "source_type": "en"}
+    with CaptureQueriesContext(connection) as first:
+        result = retrieve(QUESTION, top_k=5, trim=True, trim_threshold=0.85, filters=filters)
+    assert len(_trim_reads(first)) == 1, "one read of the passages' sentences"
     assert any(c.layout is not None for c in result.chunks), "the fixture grows passages"
+    with CaptureQueriesContext(connection) as again:
+        remembered = retrieve(QUESTION, top_k=5, trim=True, trim_threshold=0.85, filters=filters)
+    assert _trim_reads(again) == [], "remembered at the generation the search read"
+    assert [c.text for c in remembered.chunks] == [c.text for c in result.chunks]
+
+    settings.RETRIEVAL_SENTENCE_MEMORY_MB = 0
+    with CaptureQueriesContext(connection) as off:
+        unremembered = retrieve(QUESTION, top_k=5, trim=True, trim_threshold=0.85, filters=filters)
+    assert len(_trim_reads(off)) == 1
+    assert [c.text for c in unremembered.chunks] == [c.text for c in result.chunks]
 
     chunks = search(
         query_vector=result.query_vector, top_k=5, filters=filters, query_text=QUESTION, hybrid=True
     )
     params = resolve_trim_params(threshold=0.85)
-    from_vectors, _ = trim_retrieved(
+    from_read, _ = trim_retrieved(
         chunks,
         query_vector=result.query_vector,
         params=params,
-        stored=stored_sentences(chunks),
+        stored=sentences_for_chunks([i for c in chunks for i in c.member_ids]),
         query_terms=trim_terms(QUESTION, params=params, filters=filters, chunks=chunks),
     )
-    assert [c.text for c in result.chunks] == [c.text for c in from_vectors]
+    assert [c.text for c in result.chunks] == [c.text for c in from_read]
 
 
 def test_trimming_keeps_the_unit_holding_an_identifier_the_question_names(library, seed_trimming, settings):
@@ -231,14 +245,14 @@ def test_a_grown_passage_tells_the_trimmer_where_the_chunk_retrieval_found_begin
     prepared = retrieval_prepare("How do I reset my password?", top_k=3, filters={"app": library})
     grown = [c for c in prepared.chunks if c.layout is not None and len(c.layout.members) > 1]
     assert grown, "the fixture's passages grow to their neighbours"
-    for passage, trim in zip(grown, stored_trim_inputs(grown)):
+    for passage, trim in zip(grown, stored_trim_inputs(grown, query_vector=prepared.query_vector)):
         hit = next(m for m in passage.layout.members if m.chunk_id == passage.id)
         starts = [a for a, _ in trim.spans]
         assert trim.hit_start == hit.offset
         assert starts[trim.hit_unit] >= hit.offset
         assert all(a < hit.offset for a in starts[: trim.hit_unit])
     alone = [c for c in prepared.chunks if c.layout is None]
-    assert all(t.hit_start is None for t in stored_trim_inputs(alone))
+    assert all(t.hit_start is None for t in stored_trim_inputs(alone, query_vector=prepared.query_vector))
 
 
 def test_the_trimmer_knows_the_level_of_the_heading_a_passage_starts_under(library):
@@ -247,8 +261,16 @@ def test_the_trimmer_knows_the_level_of_the_heading_a_passage_starts_under(libra
         replace(prepared.chunks[0], heading_path=path)
         for path in ([], ["# Guide"], ["# Guide", "### Tokens"])
     ]
-    assert [t.heading_level for t in stored_trim_inputs(under)] == [0, 1, 3]
-    assert [t.section_levels[0] for t in stored_trim_inputs(under)] == [0, 1, 3]
+    assert [t.heading_level for t in stored_trim_inputs(under, query_vector=prepared.query_vector)] == [
+        0,
+        1,
+        3,
+    ]
+    assert [t.section_levels[0] for t in stored_trim_inputs(under, query_vector=prepared.query_vector)] == [
+        0,
+        1,
+        3,
+    ]
 
 
 def test_params_dict_is_asdict_and_each_caller_gets_its_own_copy():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from django.db import connection
@@ -9,9 +11,10 @@ from pgvector import Vector
 
 from biblioteca.embeddings import get_embedder
 from biblioteca.selectors import (
+    Neighbourhood,
     chunk_neighbours,
-    chunk_neighbours_scored,
     chunk_search,
+    library_generation,
     sentences_for_chunks,
     vector_literal,
 )
@@ -75,44 +78,41 @@ def test_a_filtered_search_asks_pgvector_for_an_iterative_scan(library):
     assert not any("iterative_scan" in q["sql"] for q in unfiltered.captured_queries)
 
 
-def test_scored_neighbours_carry_each_chunks_sentences_with_their_cosines(library):
+def test_neighbours_come_with_the_generation_they_were_read_at_when_asked(library):
     vector = get_embedder().embed_query("How long is the password reset link valid?")
     rows = chunk_search(query_vector=vector, top_k=3, app=library, source_type="en")
     hits = [(r.document_id, r.chunk_index) for r in rows]
-    plain = chunk_neighbours(hits=hits)
-    neighbours, scored = chunk_neighbours_scored(hits=hits, query_vector=vector)
-    assert neighbours == plain
-    stored = sentences_for_chunks([p.id for pieces in plain.values() for p in pieces])
-    assert scored.keys() == stored.keys() and len(scored) > len(hits)
-    for chunk_id, sentences in scored.items():
-        assert sentences.spans == stored[chunk_id].spans
-        # the database's cosine of the half-precision vectors: the trimmer's own dot product, to ~1e-4
-        np.testing.assert_allclose(sentences.cosines, stored[chunk_id].vectors @ vector, atol=1e-3)
-    assert chunk_neighbours_scored(hits=[], query_vector=vector) == ({}, {})
+    neighbourhood = chunk_neighbours(hits=hits, generations=True)
+    assert {r.document_id for r in rows} <= neighbourhood.pieces.keys()
+    for document_id, pieces in neighbourhood.pieces.items():
+        assert [p.index for p in pieces] == sorted(p.index for p in pieces)
+        assert str(neighbourhood.generations[document_id]) == library_generation(app=library)
+    assert chunk_neighbours(hits=hits) == Neighbourhood(neighbourhood.pieces, {})
+    assert chunk_neighbours(hits=[], generations=True) == Neighbourhood({}, {})
 
 
-def test_scored_sentences_read_in_binary_are_the_databases_own_float4_cosines_exactly(library):
-    """Trimming's results must not move with the wire format: the packed cosines are, bit for bit, those the
-    database gives in text form."""
+def test_stored_sentences_read_in_binary_are_the_databases_own_half_precision_values(library):
+    """Trimming's results must not move with the wire format: spans and vectors are, bit for bit, those the
+    database gives in text form, read at the app's generation."""
     vector = get_embedder().embed_query("How long is the password reset link valid?")
-    rows = chunk_search(query_vector=vector, top_k=3, app=library, source_type="en")
-    _, scored = chunk_neighbours_scored(
-        hits=[(r.document_id, r.chunk_index) for r in rows], query_vector=vector
-    )
+    ids = [r.id for r in chunk_search(query_vector=vector, top_k=3, app=library, source_type="en")]
+    stored = sentences_for_chunks(ids)
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT chunk_id, array_agg(start_offset ORDER BY position), array_agg(end_offset ORDER BY position), "
-            "array_agg((1 - (embedding <=> %s::halfvec))::real ORDER BY position) FROM biblioteca_sentence "
-            "WHERE chunk_id = ANY(%s) GROUP BY chunk_id",
-            [vector_literal(vector), list(scored)],
+            "array_agg(embedding::text ORDER BY position) FROM biblioteca_sentence WHERE chunk_id = ANY(%s) "
+            "GROUP BY chunk_id",
+            [ids],
         )
         as_text = {row[0]: row[1:] for row in cursor.fetchall()}
-    assert as_text.keys() == scored.keys()
-    for chunk_id, (starts, ends, cosines) in as_text.items():
-        assert scored[chunk_id].spans == list(zip(starts, ends))
-        assert all(isinstance(a, int) and isinstance(b, int) for a, b in scored[chunk_id].spans)
-        assert scored[chunk_id].cosines.dtype == np.float32
-        assert scored[chunk_id].cosines.tobytes() == np.asarray(cosines, dtype=np.float32).tobytes()
+    assert as_text.keys() == stored.keys() == set(ids)
+    for chunk_id, (starts, ends, vectors) in as_text.items():
+        assert stored[chunk_id].spans == tuple(zip(starts, ends))
+        assert stored[chunk_id].vectors.dtype == np.float32
+        expected = np.array([json.loads(v) for v in vectors], dtype=np.float16).astype(np.float32)
+        assert stored[chunk_id].vectors.tobytes() == expected.tobytes()
+        assert str(stored[chunk_id].generation) == library_generation(app=library)
+    assert sentences_for_chunks([]) == {}
 
 
 def test_the_vector_literal_is_pgvectors_own_text_form_however_the_vector_comes():
