@@ -5,8 +5,8 @@ finds is often only part of its answer: the option's description sits in the nex
 previous one. Growing each hit with its neighbours, up to RETRIEVAL_PASSAGE_WORDS, gives the reader (and the
 trimmer) the whole neighbourhood while keeping every passage no longer than the longest chunks already are.
 
-Pure Python and numpy: the caller brings the chunks and their stored sentences; offsets and vectors are mapped
-into the joined text, so trimming a passage needs no embedding either.
+Pure Python and numpy: the caller brings the chunks and their stored sentences' cosines with the question; offsets
+and cosines are mapped into the joined text, so trimming a passage needs no embedding either.
 """
 
 from __future__ import annotations
@@ -120,28 +120,25 @@ def join(pieces: Sequence[Piece]) -> Joined:
 def passage_sentences(
     joined: Joined,
     spans_by_chunk: Mapping[int, Sequence[tuple[int, int]]],
-    values_by_chunk: Mapping[int, np.ndarray],
-    *,
-    dimensions: int | None,
+    cosines_by_chunk: Mapping[int, np.ndarray],
 ) -> tuple[list[tuple[int, int]], np.ndarray] | None:
-    """The passage's sentence spans (offsets into its text) and per-sentence values, in order: vectors of
-    `dimensions`, or (`dimensions` None) cosines with the question; None when a member has no stored sentences.
-    A put-back heading is a unit of its own with a zero vector (cosine 0): only words can keep it."""
-    blank = np.zeros(dimensions or (), dtype=np.float32)
+    """The passage's sentence spans (offsets into its text) and their cosines with the question, in order; None
+    when a member has no stored sentences. A put-back heading is a unit of its own with cosine 0: only words can
+    keep it."""
     member_spans: list[tuple[tuple[int, int], ...]] = []
     pools: list[np.ndarray] = []
     for member in joined.members:
         spans = spans_by_chunk.get(member.chunk_id)
         if not spans:
             return None
-        values = values_by_chunk[member.chunk_id][: len(spans)]
-        pools.append(np.asarray(values, dtype=np.float32))
-        member_spans.append(tuple(map(tuple, spans[: len(values)])))
+        cosines = cosines_by_chunk[member.chunk_id][: len(spans)]
+        pools.append(np.asarray(cosines, dtype=np.float32))
+        member_spans.append(tuple(map(tuple, spans[: len(cosines)])))
     spans, rows = _layout(joined, tuple(member_spans))
     if not spans:
-        return [], np.zeros((0, *blank.shape), dtype=np.float32)
-    # Every member's values in one array, with the headings' zero as its last row: one gather, no stacking.
-    return list(spans), np.concatenate([*pools, blank[None]])[rows]
+        return [], np.zeros(0, dtype=np.float32)
+    # Every member's cosines in one array, with the headings' zero last: one gather, no stacking.
+    return list(spans), np.concatenate([*pools, np.zeros(1, dtype=np.float32)])[rows]
 
 
 @lru_cache(maxsize=2048)

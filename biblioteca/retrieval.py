@@ -168,17 +168,16 @@ def stored_sentences(chunks: Sequence[RetrievedChunk]) -> dict[int, StoredSenten
 
 
 def sentence_cosines(
-    stored: Mapping[int, StoredSentences], query_vector: np.ndarray, *, chunk_ids: Sequence[int]
+    stored: Mapping[int, StoredSentences], query_vector: np.ndarray
 ) -> dict[int, np.ndarray]:
-    """Each chunk's sentences' cosines with the question (the vectors are unit length), in one product."""
-    ids = [i for i in dict.fromkeys(chunk_ids) if i in stored]
-    if not ids:
+    """Each stored chunk's sentences' cosines with the question (the vectors are unit length), in one product."""
+    if not stored:
         return {}
-    values = np.concatenate([stored[i].vectors for i in ids]) @ query_vector
+    values = np.concatenate([s.vectors for s in stored.values()]) @ query_vector
     out, start = {}, 0
-    for i in ids:
-        end = start + len(stored[i].spans)
-        out[i] = values[start:end]
+    for chunk_id, sentences in stored.items():
+        end = start + len(sentences.spans)
+        out[chunk_id] = values[start:end]
         start = end
     return out
 
@@ -193,7 +192,7 @@ def stored_trim_inputs(
     None for a passage with a chunk stored without sentences."""
     if stored is None:
         stored = stored_sentences(chunks)
-    cosines = sentence_cosines(stored, query_vector, chunk_ids=[i for c in chunks for i in c.member_ids])
+    cosines = sentence_cosines(stored, query_vector)
     inputs: list[TrimInput | None] = []
     spans = {i: s.spans for i, s in stored.items()}
     for chunk in chunks:
@@ -203,7 +202,7 @@ def stored_trim_inputs(
                 trim_input(chunk, sentences.spans, cosines=cosines[chunk.id]) if sentences else None
             )
             continue
-        composed = passage_sentences(chunk.layout, spans, cosines, dimensions=None)
+        composed = passage_sentences(chunk.layout, spans, cosines)
         inputs.append(trim_input(chunk, composed[0], cosines=composed[1]) if composed else None)
     return inputs
 

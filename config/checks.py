@@ -1,6 +1,6 @@
 """What the apps' system checks share: a setting under the least value the product can work with, outside the
-range it can take, or none of the values it knows, is refused by name at startup, instead of failing every ingest or question later (or silently
-doing nothing)."""
+range it can take, or none of the values it knows, is refused by name at startup, instead of failing every ingest
+or question later (or silently doing nothing)."""
 
 from __future__ import annotations
 

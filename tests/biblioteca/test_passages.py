@@ -71,11 +71,11 @@ def test_join_says_an_overlap_once():
     assert joined.members[1].cut == 10 and joined.members[1].offset == 18
 
 
-def test_sentences_map_into_the_passage_with_zero_vectors_for_put_back_headings():
+def test_cosines_map_onto_their_sentences_and_a_put_back_heading_scores_zero():
     joined = join([INSTALL, CONFIGURE])
     spans = {2: [(0, 18), (19, 37)], 3: [(0, 13), (14, 31)]}
-    vectors = {2: np.eye(4, dtype=np.float32)[:2], 3: np.eye(4, dtype=np.float32)[2:]}
-    mapped, stacked = passage_sentences(joined, spans, vectors, dimensions=4)
+    cosines = {2: np.array([0.9, 0.8], np.float32), 3: np.array([0.7, 0.6], np.float32)}
+    mapped, values = passage_sentences(joined, spans, cosines)
     assert [joined.text[a:b] for a, b in mapped] == [
         "Run the installer.",
         "It takes a minute.",
@@ -83,17 +83,6 @@ def test_sentences_map_into_the_passage_with_zero_vectors_for_put_back_headings(
         "Set the port.",
         "Set the host too.",
     ]
-    assert stacked.shape == (5, 4)
-    assert not stacked[2].any()
-    assert stacked[3][2] == 1.0
-
-
-def test_cosines_map_onto_their_sentences_and_a_put_back_heading_scores_zero():
-    joined = join([INSTALL, CONFIGURE])
-    spans = {2: [(0, 18), (19, 37)], 3: [(0, 13), (14, 31)]}
-    cosines = {2: np.array([0.9, 0.8], np.float32), 3: np.array([0.7, 0.6], np.float32)}
-    mapped, values = passage_sentences(joined, spans, cosines, dimensions=None)
-    assert [joined.text[a:b] for a, b in mapped][2:4] == ["## Configure", "Set the port."]
     assert values.dtype == np.float32
     assert values.tolist() == pytest.approx([0.9, 0.8, 0.0, 0.7, 0.6])
 
@@ -106,7 +95,6 @@ def test_a_sentence_cut_by_an_overlap_drops_its_value_with_its_old_part():
         joined,
         {1: [(0, 7), (8, 18)], 2: [(0, 10), (11, 19)]},
         {1: np.array([0.1, 0.2], np.float32), 2: np.array([0.3, 0.4], np.float32)},
-        dimensions=None,
     )
     assert [joined.text[a:b] for a, b in mapped] == ["one two", "three four", "five six"]
     assert values.tolist() == pytest.approx([0.1, 0.2, 0.4])
@@ -119,16 +107,10 @@ def test_a_sentence_cut_by_an_overlap_keeps_only_its_new_part():
     mapped, _ = passage_sentences(
         joined,
         {1: [(0, 18)], 2: [(0, 19)]},
-        {1: np.ones((1, 2), np.float32), 2: np.ones((1, 2), np.float32)},
-        dimensions=2,
+        {1: np.ones(1, np.float32), 2: np.ones(1, np.float32)},
     )
     assert [joined.text[a:b] for a, b in mapped] == ["one two three four", "five six"]
 
 
 def test_a_member_without_stored_sentences_gives_none():
-    assert (
-        passage_sentences(
-            join([INTRO, INSTALL]), {1: [(0, 16)]}, {1: np.ones((1, 2), np.float32)}, dimensions=2
-        )
-        is None
-    )
+    assert passage_sentences(join([INTRO, INSTALL]), {1: [(0, 16)]}, {1: np.ones(1, np.float32)}) is None
