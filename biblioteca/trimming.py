@@ -197,9 +197,8 @@ class TrimInput:
     def unit_terms(self) -> tuple[frozenset[str], ...]:
         return self._units.terms
 
-    @property
-    def term_units(self) -> dict[str, tuple[int, ...]]:
-        return self._units.term_units
+    def units_holding(self, term: str) -> tuple[int, ...]:
+        return self._units.units_holding(term)
 
     @property
     def markup(self) -> tuple[bool, ...]:
@@ -482,6 +481,7 @@ class PassageUnits:
         self.shapes = tuple(_unit_shape(u) for u in self.units)
         self.language = language
         self._gaps = tuple(text[a[1] : b[0]] for a, b in zip(spans, spans[1:]))
+        self._holding: dict[str, tuple[int, ...]] = {}
 
     @cached_property
     def terms(self) -> tuple[frozenset[str], ...]:
@@ -501,14 +501,19 @@ class PassageUnits:
         return tuple(identifier_keys(u) for u in self.units)
 
     @cached_property
-    def term_units(self) -> dict[str, tuple[int, ...]]:
-        """Each stem of the passage -> the units holding it, in order: a question's term is looked up once, not
-        unit by unit, and the terms the passage lacks are passed over at once."""
-        holders: dict[str, list[int]] = {}
-        for i, held in enumerate(self.terms):
-            for term in held:
-                holders.setdefault(term, []).append(i)
-        return {term: tuple(units) for term, units in holders.items()}
+    def vocabulary(self) -> frozenset[str]:
+        return frozenset().union(*self.terms)
+
+    def units_holding(self, term: str) -> tuple[int, ...]:
+        """The units holding stem `term`, in order, each found once per passage: the same passages come back
+        question after question, and a term the passage lacks is passed over at once. Indexing every stem of a
+        passage met for the first time cost more than looking up the few a question has."""
+        if term not in self.vocabulary:
+            return ()
+        found = self._holding.get(term)
+        if found is None:
+            found = self._holding[term] = tuple(i for i, held in enumerate(self.terms) if term in held)
+        return found
 
     @cached_property
     def is_heading(self) -> np.ndarray:
@@ -582,9 +587,8 @@ def lexical_evidence(
         return sum(query_terms[t] for t in found.intersection(query_terms)) / total
 
     found: dict[int, tuple[str, ...]] = {}
-    holders = chunk.term_units
     for term in query_terms:
-        for i in holders.get(term, ()):
+        for i in chunk.units_holding(term):
             found[i] = (*found.get(i, ()), term)
     own = np.zeros(n, dtype=np.float64)
     shares = {} if shares is None else shares

@@ -385,6 +385,22 @@ def test_lexical_evidence_is_bit_for_bit_the_unit_by_unit_definition(heading_wei
     assert len(shares) >= 3
 
 
+def test_a_passage_finds_the_units_holding_a_stem_in_order_and_remembers_only_its_own_stems():
+    c = replace(
+        chunk(
+            ["The port to listen on.", "Unrelated words.", "Ports and more ports.", "Default port."],
+            [0.5] * 4,
+        ),
+        language="en",
+    )
+    assert c.units_holding("port") == (0, 2, 3)
+    assert c.units_holding("unrel") == (1,)
+    assert c.units_holding("absent") == ()
+    assert c.units_holding("port") is c.units_holding("port")
+    # A stem the passage lacks is not remembered: questions bring endless words, a passage holds few.
+    assert set(c._units._holding) == {"port", "unrel"}
+
+
 def test_a_short_unit_naming_the_option_survives_thanks_to_its_words():
     c = replace(
         chunk(
