@@ -16,7 +16,7 @@ import re
 from functools import lru_cache
 
 from biblioteca.text.chunking import unit_heading_level
-from biblioteca.text.lexical import fold, identifier_parts, is_compound, plain_word
+from biblioteca.text.lexical import fold, identifier_parts, is_compound, plain_word, word_tokens
 
 _TOKEN = re.compile(r"(?<![\w-])(?:--)?\w+(?:(?:[.:/]{1,3}|-{1,2})\w+)*")
 _SEGMENTS = re.compile(r"[.:/]+")
@@ -80,7 +80,7 @@ def identifier_keys(text: str) -> frozenset[str]:
     """Every key of every multi-part token (and `--flag`) in a passage's unit; a heading's words in code
     as flags too."""
     out: set[str] = set()
-    for token in _TOKEN.findall(fold(text)):
+    for token in word_tokens(fold(text), _TOKEN):
         if not plain_word(token):
             out.update(_token_keys(token))
     if unit_heading_level(text.lstrip()) is not None:

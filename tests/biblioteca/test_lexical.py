@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import pytest
 import Stemmer
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from biblioteca.text.identifiers import _TOKEN
 from biblioteca.text.lexical import (
     _WORD,
     _WORDISH,
@@ -15,6 +18,7 @@ from biblioteca.text.lexical import (
     lexical_words,
     search_config,
     terms,
+    word_tokens,
 )
 
 
@@ -151,3 +155,31 @@ def test_terms_are_the_stemmed_words_of_the_lexical_text(language):
         words = [w.lower() for w in _WORD.findall(lexical_text(text))]
         stemmer = Stemmer.Stemmer(search_config(language)) if language else None
         assert terms(text, language=language) == (stemmer.stemWords(words) if stemmer else words)
+
+
+# Words, the characters that join or stop them, and the punctuation that clings to their edges, in both languages.
+_TOKENISH = st.text(
+    alphabet=st.sampled_from(list("abZ9_é¿?¡!.,:;/-()[]`*\"'«»… \n\t") + ["\u00a0", "\u2014", "²", "ß"]),
+    max_size=40,
+)
+
+
+@pytest.mark.parametrize("pattern", [_WORDISH, _TOKEN], ids=["terms", "identifiers"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Use `app.include_router()` (see **Default:** `None`).",
+        "(--port) x--y a)--b ¿Cómo? e.g. https://example.com/a/b.",
+        "-x --- -- a-)b .a.b. don't «comillas» …fin— foo_bar _x_",
+        "x:y::z a:::b a::::b a/ /b",
+    ],
+)
+def test_word_tokens_are_the_patterns_own_tokens(pattern, text):
+    assert word_tokens(text, pattern) == pattern.findall(text)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(_TOKENISH)
+def test_word_tokens_are_the_patterns_own_tokens_for_any_text(text):
+    for pattern in (_WORDISH, _TOKEN):
+        assert word_tokens(text, pattern) == pattern.findall(text)
