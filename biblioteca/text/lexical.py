@@ -56,25 +56,29 @@ _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _WORD = re.compile(r"[^\W_]+")
 
 
-class _Combining(dict):
-    """A `str.translate` table that deletes combining marks, filled as characters are met: folding is one pass
-    in C over the text, not one in Python per character."""
+class _Folded(dict):
+    """A `str.translate` table from each character to its compatibility decomposition less its combining marks
+    (`ó` -> `o`, `ﬁ` -> `fi`), filled as characters are met: folding is one pass in C over the text, then the
+    recomposition. Decomposing character by character gives what decomposing the text does once its marks are
+    gone, since canonical reordering moves only marks."""
 
-    def __missing__(self, codepoint: int) -> int | None:
-        kept = None if unicodedata.combining(chr(codepoint)) else codepoint
-        self[codepoint] = kept
-        return kept
+    def __missing__(self, codepoint: int) -> int | str:
+        char = chr(codepoint)
+        kept = "".join(c for c in unicodedata.normalize("NFKD", char) if not unicodedata.combining(c))
+        folded = codepoint if kept == char else kept
+        self[codepoint] = folded
+        return folded
 
 
-_WITHOUT_COMBINING = _Combining()
+_FOLDED = _Folded()
 
 
 def fold(text: str) -> str:
-    """`text` without diacritics (`configuración` -> `configuracion`, `ñ` -> `n`), same length or shorter."""
+    """`text` without diacritics (`configuración` -> `configuracion`, `ñ` -> `n`) and in compatibility form
+    (`ﬁ` -> `fi`)."""
     if text.isascii():
         return text
-    decomposed = unicodedata.normalize("NFKD", text)
-    return unicodedata.normalize("NFC", decomposed.translate(_WITHOUT_COMBINING))
+    return unicodedata.normalize("NFC", text.translate(_FOLDED))
 
 
 def identifier_parts(token: str) -> list[str]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import unicodedata
+
 import pytest
 import Stemmer
 from hypothesis import given, settings
@@ -24,6 +26,25 @@ from biblioteca.text.lexical import (
 
 def test_fold_strips_diacritics_in_both_languages():
     assert fold("configuración según Año PÁGINA naïve") == "configuracion segun Ano PAGINA naive"
+
+
+def _fold_by_definition(text: str) -> str:
+    decomposed = unicodedata.normalize("NFKD", text)
+    return unicodedata.normalize("NFC", "".join(c for c in decomposed if not unicodedata.combining(c)))
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.text())
+def test_fold_is_the_decomposition_less_its_marks_recomposed_for_any_text(text):
+    assert fold(text) == _fold_by_definition(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["e\u0301\u0327 ç̈ ñ", "ﬁ ½ Ⅻ ｆｕｌｌ", "한국어 \u1100\u1161", "Ά ǅ ẛ̣", "\u0b92\u0bd7 \u0915\u093c"],
+)
+def test_fold_is_the_decomposition_less_its_marks_recomposed(text):
+    assert fold(text) == _fold_by_definition(text)
 
 
 def test_fold_leaves_plain_text_alone():
