@@ -47,9 +47,8 @@ SIMPLE_CONFIG = "simple"
 FLAG_PREFIX = "flag"
 
 _WORDISH = re.compile(r"(?:(?<![\w-])--(?=\w))?\w+(?:(?:[.:/]|-{1,2})\w+)*")
-# Characters a token never holds and that never join two words into one, but that often cling to a word's edges
-# (punctuation, quotes, markdown emphasis and code marks): every character that is neither a word character, nor
-# a hyphen (`--port`, `server-side`), nor whitespace.
+# What clings to a word's edges (punctuation, quotes, markdown's emphasis and code marks) and no token starts or
+# ends with: never a word character, nor a hyphen (`--port`).
 _EDGES = "".join(c for c in "!\"#$%&'()*+,./:;<=>?@[\\]^`{|}~¿¡«»“”‘’„…–—·" if not re.fullmatch(r"[\w-]", c))
 _SEPARATORS = re.compile(r"[._:/\-]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
@@ -141,11 +140,11 @@ def _stemmer(language: str) -> Stemmer.Stemmer | None:
 
 
 def word_tokens(text: str, pattern: re.Pattern[str]) -> list[str]:
-    """`pattern.findall(text)`, for a token pattern (`_WORDISH`, or `identifiers`' own) whose tokens never hold
-    whitespace or an `_EDGES` character at their ends, and that sees no further back than one character, a
-    word character or a hyphen: a whitespace-separated word that is letters and digits once its edges are
-    stripped is one token, and only the others go through the pattern. In half the time: trimming a passage seen
-    for the first time spends most of its time reading words."""
+    """`pattern.findall(text)` in about half the time, for a token pattern (`_WORDISH`, `identifiers`' own) whose
+    tokens never cross whitespace nor start or end on an `_EDGES` character, and whose only look back asks whether
+    a word character or a hyphen comes before: each whitespace-separated word can be read alone, its edges
+    stripped, and one that is then letters and digits is its own token without the pattern. Reading words is
+    most of what trimming a passage met for the first time costs."""
     tokens: list[str] = []
     for word in text.split():
         core = word.strip(_EDGES)
