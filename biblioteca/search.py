@@ -166,7 +166,9 @@ def search(
             for c in rows
         ]
         passages = (
-            grown_passages(hits, rows=rows, budget=budget, top_k=top_k, generation=generation)
+            grown_passages(
+                hits, rows=rows, budget=budget, top_k=top_k, generation=generation, app=filters.get("app")
+            )
             if budget
             else hits[:top_k]
         )
@@ -193,12 +195,14 @@ def grown_passages(
     budget: int,
     top_k: int,
     generation: bool = False,
+    app: str | None = None,
 ) -> list[RetrievedChunk]:
     """The hits in rank order, each grown into a passage; a hit already inside a better one's passage, or
     repeating the text of a chunk that is, is left out, and a passage does not grow into such a repeat, so the
-    `top_k` passages cover as much as they can. With `generation`, each carries the generation it was read at."""
+    `top_k` passages cover as much as they can. With `generation`, each carries the generation it was read at
+    (`app`: the one app every hit is of, when the search was filtered to it)."""
     neighbourhood = chunk_neighbours(
-        hits=[(r.document_id, r.chunk_index) for r in rows], generations=generation
+        hits=[(r.document_id, r.chunk_index) for r in rows], generations=generation, app=app
     )
     taken: set[int] = set()
     said: set[str] = set()

@@ -525,22 +525,30 @@ class Neighbourhood:
 
 @replica_reads()
 def chunk_neighbours(
-    *, hits: Sequence[tuple[int, int]], reach: int = NEIGHBOUR_REACH, generations: bool = False
+    *,
+    hits: Sequence[tuple[int, int]],
+    reach: int = NEIGHBOUR_REACH,
+    generations: bool = False,
+    app: str | None = None,
 ) -> Neighbourhood:
     """Per document, its chunks within `reach` positions of the given (document id, chunk index) hits, in
     order: what a passage can grow into. One indexed read of (document, chunk_index); with `generations` it also
-    reads each document's generation (a quarter of a millisecond more), so that trimming can use sentences
+    reads each document's generation in the same statement (a join, a quarter of a millisecond more; when every
+    hit is of `app`, that app's generation looked up once, a tenth), so that trimming can use sentences
     remembered from earlier questions while they are current."""
     if not hits:
         return Neighbourhood({}, {})
     documents, indexes = zip(*set(hits))
-    sql = _NEIGHBOURS_SQL.format(
-        chunks=Chunk._meta.db_table,
-        generation=", g.generation" if generations else ", NULL",
-        join=f"LEFT JOIN {LibraryGeneration._meta.db_table} g ON g.app = c.app " if generations else "",
-    )
+    generation, join, params = ", NULL", "", [list(documents), list(indexes), reach, reach]
+    if generations and app is not None:
+        generation = f", (SELECT generation FROM {LibraryGeneration._meta.db_table} WHERE app = %s)"
+        params.insert(0, app)
+    elif generations:
+        generation = ", g.generation"
+        join = f"LEFT JOIN {LibraryGeneration._meta.db_table} g ON g.app = c.app "
+    sql = _NEIGHBOURS_SQL.format(chunks=Chunk._meta.db_table, generation=generation, join=join)
     with read_connection(Chunk).cursor() as cursor:
-        cursor.execute(sql, [list(documents), list(indexes), reach, reach])
+        cursor.execute(sql, params)
         rows = cursor.fetchall()
     pieces: dict[int, list[Piece]] = {}
     known: dict[int, int] = {}

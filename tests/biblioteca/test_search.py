@@ -10,6 +10,7 @@ from django.db import connection
 from pgvector import Vector
 
 from biblioteca.embeddings import get_embedder
+from biblioteca.models import LibraryGeneration
 from biblioteca.selectors import (
     Neighbourhood,
     chunk_neighbours,
@@ -87,6 +88,12 @@ def test_neighbours_come_with_the_generation_they_were_read_at_when_asked(librar
     for document_id, pieces in neighbourhood.pieces.items():
         assert [p.index for p in pieces] == sorted(p.index for p in pieces)
         assert str(neighbourhood.generations[document_id]) == library_generation(app=library)
+    # A search filtered to one app looks its generation up once instead of joining each chunk's: the same values,
+    # that app's.
+    assert chunk_neighbours(hits=hits, generations=True, app=library) == neighbourhood
+    LibraryGeneration.objects.create(app="elsewhere", generation=987654)
+    elsewhere = chunk_neighbours(hits=hits, generations=True, app="elsewhere").generations
+    assert elsewhere == dict.fromkeys(neighbourhood.pieces, 987654)
     assert chunk_neighbours(hits=hits) == Neighbourhood(neighbourhood.pieces, {})
     assert chunk_neighbours(hits=[], generations=True) == Neighbourhood({}, {})
 
