@@ -133,7 +133,7 @@ def passage_sentences(
             return None
         cosines = cosines_by_chunk[member.chunk_id][: len(spans)]
         pools.append(np.asarray(cosines, dtype=np.float32))
-        member_spans.append(tuple(map(tuple, spans[: len(cosines)])))
+        member_spans.append(tuple(spans[: len(cosines)]))
     spans, rows = _layout(joined, tuple(member_spans))
     if not spans:
         return [], np.zeros(0, dtype=np.float32)
