@@ -23,10 +23,9 @@ from biblioteca.embeddings import Embedder, get_embedder
 from biblioteca.errors import ApplicationError
 from biblioteca.models import Chunk, Document, Sentence
 from biblioteca.text.chunking import chunk_markdown, content_hash, document_title, passage_header
-from biblioteca.text.lexical import detect_language, lexical_text, search_config
+from biblioteca.text.lexical import detect_language, lexical_text, search_config, unit_terms
 from biblioteca.text.sentences import split_sentence_spans
 from biblioteca.text.tokens import count_tokens
-from biblioteca.text.version import TEXT_VERSION
 
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")
 TITLE_MAX_LENGTH = Document._meta.get_field("title").max_length
@@ -165,11 +164,6 @@ def _stored_vectors(document: Document) -> dict[str, np.ndarray]:
     return known
 
 
-def text_processing() -> str:
-    """What made a document's chunks: the text pipeline's version and the chunk settings."""
-    return f"text {TEXT_VERSION}, chunks {settings.CHUNK_SIZE}/{settings.CHUNK_OVERLAP}"
-
-
 def _chunk_rows(
     document: Document, chunks: Sequence[_PreparedChunk], chunk_vectors: np.ndarray, model_name: str
 ) -> list[Chunk]:
@@ -192,11 +186,24 @@ def _chunk_rows(
 
 
 def _store_sentences(
-    chunks: Sequence[Chunk], prepared: Sequence[_PreparedChunk], sentence_vectors: Sequence[np.ndarray]
+    chunks: Sequence[Chunk],
+    prepared: Sequence[_PreparedChunk],
+    sentence_vectors: Sequence[np.ndarray],
+    *,
+    language: str,
 ) -> None:
+    """Each chunk's sentences with their vectors and their stems in the document's `language`."""
     Sentence.objects.bulk_create(
         [
-            Sentence(chunk=chunk, position=i, start_offset=s, end_offset=e, text=chunk.text[s:e], embedding=v)
+            Sentence(
+                chunk=chunk,
+                position=i,
+                start_offset=s,
+                end_offset=e,
+                text=chunk.text[s:e],
+                embedding=v,
+                terms=Sentence.pack_terms(unit_terms(chunk.text[s:e], language)),
+            )
             for chunk, c, vectors in zip(chunks, prepared, sentence_vectors)
             for i, ((s, e), v) in enumerate(zip(c.sentence_spans, vectors))
         ],
@@ -223,13 +230,18 @@ def _store_search_vectors(document: Document, chunks: Sequence[Chunk]) -> None:
 
 
 def _reindex_if_language_changed(document: Document, language: str) -> None:
-    """Re-index an unchanged document whose language (and so its configuration) is no longer the stored one."""
+    """Re-index an unchanged document whose language (and so its configuration and its sentences' stems) is no
+    longer the stored one."""
     if document.language == language:
         return
     document.language, document.search_config = language, search_config(language)
+    sentences = list(Sentence.objects.filter(chunk__document=document).only("id", "text"))
+    for sentence in sentences:
+        sentence.terms = Sentence.pack_terms(unit_terms(sentence.text, language))
     with transaction.atomic():
         document.save(update_fields=["language", "search_config"])
         _store_search_vectors(document, list(document.chunks.all()))
+        Sentence.objects.bulk_update(sentences, ["terms"], batch_size=2000)
 
 
 def document_ingest(
@@ -253,7 +265,7 @@ def document_ingest(
     reusable = bool(existing) and not force and not _needs_reembedding(existing, embedder)
     # same content, vectors reusable: skipped, unless another text version or chunk settings chunked it
     rechunked = reusable and existing.content_hash == digest
-    if rechunked and existing.processed_with == text_processing():
+    if rechunked and existing.processed_with == Document.current_processing():
         if not dry_run:
             if existing.url != url or existing.source_type != source_type:
                 Document.objects.filter(pk=existing.pk).update(url=url, source_type=source_type)
@@ -285,14 +297,14 @@ def document_ingest(
                 "language": language,
                 "search_config": search_config(language),
                 "ingested_at": timezone.now(),
-                "processed_with": text_processing(),
+                "processed_with": Document.current_processing(),
             },
         )
         document.chunks.all().delete()
         chunks = Chunk.objects.bulk_create(
             _chunk_rows(document, prepared, chunk_vectors, embedder.model_name)
         )
-        _store_sentences(chunks, prepared, sentence_vectors)
+        _store_sentences(chunks, prepared, sentence_vectors, language=language)
         _store_search_vectors(document, chunks)
     return DocumentResult(
         source_path,
@@ -543,7 +555,7 @@ def chunks_reembed(
                 chunk.embedding_model = embedder.model_name
             Chunk.objects.bulk_update(chunks, ["embedding", "embedding_model"])
             Sentence.objects.filter(chunk__document=document).delete()
-            _store_sentences(chunks, prepared, sentence_vectors)
+            _store_sentences(chunks, prepared, sentence_vectors, language=document.language)
         count += 1
         if on_document:
             on_document(document)

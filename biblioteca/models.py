@@ -8,6 +8,8 @@ from django.contrib.postgres.search import SearchVectorField
 from django.db import models
 from pgvector.django import HalfVectorField, HnswIndex, VectorField
 
+from biblioteca.text.version import TERMS_VERSION, TEXT_VERSION
+
 
 class Document(models.Model):
     """One markdown file of a team's docs, identified by its source path within an app."""
@@ -34,8 +36,8 @@ class Document(models.Model):
     processed_with = models.CharField(
         max_length=64,
         blank=True,
-        help_text="The text pipeline's version and chunk settings that made its chunks; blank when not known. "
-        "A document made under others is processed again at its next ingest.",
+        help_text="The text pipeline's versions and chunk settings that made its chunks and its sentences' stems; "
+        "blank when not known. A document made under others is processed again at its next ingest.",
     )
 
     class Meta:
@@ -47,6 +49,12 @@ class Document(models.Model):
 
     def __str__(self) -> str:
         return f"{self.title} ({self.app}:{self.source_path})"
+
+    @staticmethod
+    def current_processing() -> str:
+        """What `processed_with` says of a document processed now: the text pipeline's versions (chunks and
+        sentences, their stems) and the chunk settings."""
+        return f"text {TEXT_VERSION}, terms {TERMS_VERSION}, chunks {settings.CHUNK_SIZE}/{settings.CHUNK_OVERLAP}"
 
 
 class Chunk(models.Model):
@@ -121,6 +129,13 @@ class Sentence(models.Model):
     # Half precision: sentences are only ever scored against a question, never searched, and float16 keeps
     # their cosines within about 1e-3 at half the bytes of the largest table.
     embedding = HalfVectorField(dimensions=settings.EMBEDDING_DIMENSIONS)
+    terms = models.TextField(
+        blank=True,
+        default="",
+        db_default="",  # code of the release before stores sentences without stems
+        help_text="The sentence's stems in its document's language, space-separated (`pack_terms`). Used only "
+        "while the document's processed_with is current: a sentence stored before stems were has none.",
+    )
 
     class Meta:
         constraints = [
@@ -130,6 +145,15 @@ class Sentence(models.Model):
 
     def __str__(self) -> str:
         return self.text[:80]
+
+    @staticmethod
+    def pack_terms(terms: frozenset[str]) -> str:
+        """Stems as stored: sorted, one space apart (no stem holds whitespace)."""
+        return " ".join(sorted(terms))
+
+    @staticmethod
+    def unpack_terms(packed: str) -> frozenset[str]:
+        return frozenset(packed.split(" ")) if packed else frozenset()
 
 
 class LibraryGeneration(models.Model):

@@ -134,21 +134,39 @@ def passage_sentences(
         cosines = cosines_by_chunk[member.chunk_id][: len(spans)]
         pools.append(np.asarray(cosines, dtype=np.float32))
         member_spans.append(tuple(spans[: len(cosines)]))
-    spans, rows = _layout(joined, tuple(member_spans))
+    spans, rows, _ = _layout(joined, tuple(member_spans))
     if not spans:
         return [], np.zeros(0, dtype=np.float32)
     # Every member's cosines in one array, with the headings' zero last: one gather, no stacking.
     return list(spans), np.concatenate([*pools, np.zeros(1, dtype=np.float32)])[rows]
 
 
+def passage_sentence_terms(
+    joined: Joined,
+    spans_by_chunk: Mapping[int, Sequence[tuple[int, int]]],
+    terms_by_chunk: Mapping[int, Sequence[frozenset[str]] | None],
+) -> list[frozenset[str] | None]:
+    """Per unit of the passage, as `passage_sentences` lays it out, the stems stored with its sentence when the
+    unit is that whole sentence; None for a put-back heading, for a sentence an overlap cuts into, and for a
+    member stored without stems: those are stemmed anew."""
+    member_spans = tuple(tuple(spans_by_chunk[m.chunk_id]) for m in joined.members)
+    pool: list[frozenset[str] | None] = []
+    for member, spans in zip(joined.members, member_spans):
+        stored = terms_by_chunk.get(member.chunk_id)
+        pool.extend(stored if stored is not None and len(stored) == len(spans) else [None] * len(spans))
+    _, _, whole = _layout(joined, member_spans)
+    return [pool[row] if row >= 0 else None for row in whole]
+
+
 @lru_cache(maxsize=2048)
 def _layout(
     joined: Joined, member_spans: tuple[tuple[tuple[int, int], ...], ...]
-) -> tuple[tuple[tuple[int, int], ...], np.ndarray]:
-    """Where each member's sentences fall in the passage, and which row of the members' values (one after the
-    other, then a zero row for headings) each takes. Remembered: the same passages come back question after
+) -> tuple[tuple[tuple[int, int], ...], np.ndarray, tuple[int, ...]]:
+    """Where each member's sentences fall in the passage, which row of the members' values (one after the
+    other, then a zero row for headings) each takes, and that row again where the unit is the whole sentence
+    (-1 where an overlap cut into it, or for a heading). Remembered: the same passages come back question after
     question, and only their values change."""
-    units: list[tuple[int, int, int]] = [(a, b, -1) for a, b in joined.headings]
+    units: list[tuple[int, int, int, bool]] = [(a, b, -1, False) for a, b in joined.headings]
     text, base = joined.text, 0
     for member, spans in zip(joined.members, member_spans):
         cut, shift = member.cut, member.offset - member.cut
@@ -159,9 +177,9 @@ def _layout(
             while a < b and text[a].isspace():
                 a += 1
             if a < b:
-                units.append((a, b, i))
+                units.append((a, b, i, start >= cut))
         base += len(spans)
     units.sort(key=lambda u: u[0])
-    rows = np.array([i for _, _, i in units], dtype=np.intp)
+    rows = np.array([i for _, _, i, _ in units], dtype=np.intp)
     rows.flags.writeable = False
-    return tuple((a, b) for a, b, _ in units), rows
+    return tuple((a, b) for a, b, _, _ in units), rows, tuple(i if whole else -1 for _, _, i, whole in units)

@@ -13,16 +13,17 @@ mapped into grown passages, the question's terms) are one pipeline, read best in
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
-from functools import lru_cache
+from functools import lru_cache, partial
 
 import numpy as np
 from django.conf import settings
 
 from biblioteca.embeddings import get_embedder
 from biblioteca.language_shift import docs_language_vector, languages_apart
-from biblioteca.passages import heading_path_at, passage_sentences
+from biblioteca.models import Sentence
+from biblioteca.passages import Joined, heading_path_at, passage_sentence_terms, passage_sentences
 from biblioteca.retrieval_cache import retrieval_cache_get, retrieval_cache_key, retrieval_cache_put
 from biblioteca.search import RetrievedChunk, hybrid_params, search
 from biblioteca.selectors import StoredSentences, query_term_weights
@@ -193,12 +194,44 @@ def stored_trim_inputs(
         if chunk.layout is None:
             sentences = stored.get(chunk.id)
             inputs.append(
-                trim_input(chunk, sentences.spans, cosines=cosines[chunk.id]) if sentences else None
+                trim_input(
+                    chunk,
+                    sentences.spans,
+                    cosines=cosines[chunk.id],
+                    stored_terms=partial(_chunk_sentence_terms, sentences),
+                )
+                if sentences
+                else None
             )
             continue
         composed = passage_sentences(chunk.layout, spans, cosines)
-        inputs.append(trim_input(chunk, composed[0], cosines=composed[1]) if composed else None)
+        inputs.append(
+            trim_input(
+                chunk,
+                composed[0],
+                cosines=composed[1],
+                stored_terms=partial(_passage_sentence_terms, chunk.layout, stored),
+            )
+            if composed
+            else None
+        )
     return inputs
+
+
+def _chunk_sentence_terms(sentences: StoredSentences) -> list[frozenset[str] | None]:
+    lines = sentences.sentence_terms()
+    return [None] * len(sentences.spans) if lines is None else [Sentence.unpack_terms(x) for x in lines]
+
+
+def _passage_sentence_terms(
+    layout: Joined, stored: Mapping[int, StoredSentences]
+) -> list[frozenset[str] | None]:
+    members = {m.chunk_id: stored[m.chunk_id] for m in layout.members}
+    return passage_sentence_terms(
+        layout,
+        {i: s.spans for i, s in members.items()},
+        {i: _chunk_sentence_terms(s) for i, s in members.items()},
+    )
 
 
 def trim_input(
@@ -207,6 +240,7 @@ def trim_input(
     vectors: np.ndarray | None = None,
     *,
     cosines: np.ndarray | None = None,
+    stored_terms: Callable[[], Sequence[frozenset[str] | None]] | None = None,
 ) -> TrimInput:
     hit_start = None
     if chunk.layout is not None:
@@ -220,6 +254,7 @@ def trim_input(
         cosines=cosines,
         hit_start=hit_start,
         heading_level=heading_level(chunk.heading_path[-1]) if chunk.heading_path else 0,
+        stored_terms=stored_terms,
     )
 
 

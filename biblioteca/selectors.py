@@ -580,11 +580,20 @@ _NEIGHBOURS_SQL = (
 @dataclass(frozen=True)
 class StoredSentences:
     """A chunk's sentence spans (offsets into its text) and their vectors, shape (n, d), read at library generation
-    `generation` (None when its app has none)."""
+    `generation` (None when its app has none), and their stems (`terms`: one line per sentence) when current."""
 
     spans: tuple[tuple[int, int], ...]
     vectors: np.ndarray
     generation: int | None = None
+    terms: str | None = None
+
+    def sentence_terms(self) -> list[str] | None:
+        """Each sentence's stems, packed (`Sentence.pack_terms`), as stored at ingest; None when not stored or
+        stored under other versions than today's. Split only when a passage is met for the first time."""
+        if self.terms is None:
+            return None
+        lines = self.terms.split("\n")
+        return lines if len(lines) == len(self.spans) else None
 
 
 @replica_reads()
@@ -600,14 +609,15 @@ def sentences_for_chunks(chunk_ids: Sequence[int]) -> dict[int, StoredSentences]
         return {}
     sql = _SENTENCES_SQL.format(
         chunks=Chunk._meta.db_table,
+        documents=Document._meta.db_table,
         sentences=Sentence._meta.db_table,
         generations=LibraryGeneration._meta.db_table,
     )
     with binary_results(read_connection(Sentence)) as cursor:
-        cursor.execute(sql, [list(chunk_ids)])
+        cursor.execute(sql, [Document.current_processing(), list(chunk_ids)])
         rows = cursor.fetchall()
     out: dict[int, StoredSentences] = {}
-    for chunk_id, generation, count, packed in rows:
+    for chunk_id, generation, count, packed, terms in rows:
         if not count:
             continue
         dimensions = (len(packed) // count - 8) // 2
@@ -616,18 +626,23 @@ def sentences_for_chunks(chunk_ids: Sequence[int]) -> dict[int, StoredSentences]
             tuple(zip(sentences["start"].tolist(), sentences["end"].tolist())),
             sentences["vector"].astype(np.float32),
             generation,
+            terms,
         )
     return out
 
 
 # Per chunk, its sentences in position order, each as its start and end offsets (big-endian int4) and its vector
-# as pgvector's binary form gives it (`halfvec_send`, past its two int16 headers: big-endian float16s).
+# as pgvector's binary form gives it (`halfvec_send`, past its two int16 headers: big-endian float16s); and their
+# stems, a line each, when the document's processed_with is today's.
 _SENTENCES_SQL = (
-    "SELECT c.id, g.generation, s.count, s.packed FROM {chunks} c "
+    "SELECT c.id, g.generation, s.count, s.packed, "
+    "CASE WHEN d.processed_with = %s THEN s.terms END FROM {chunks} c "
+    "JOIN {documents} d ON d.id = c.document_id "
     "LEFT JOIN {generations} g ON g.app = c.app "
     "CROSS JOIN LATERAL (SELECT count(*) AS count, string_agg(int4send(s.start_offset::int) || "
     "int4send(s.end_offset::int) || substring(halfvec_send(s.embedding) from 5), ''::bytea ORDER BY s.position) "
-    "AS packed FROM {sentences} s WHERE s.chunk_id = c.id) s "
+    "AS packed, string_agg(s.terms, E'\\n' ORDER BY s.position) AS terms FROM {sentences} s "
+    "WHERE s.chunk_id = c.id) s "
     "WHERE c.id = ANY(%s)"
 )
 

@@ -19,14 +19,15 @@ from django.conf import settings
 
 from biblioteca.selectors import StoredSentences, sentences_for_chunks
 
-# What remembering costs besides the vectors: a span (a tuple of two ints and its slot), and a chunk's entry (its
-# record, its array's header, its place in the dict).
+# What remembering costs besides the vectors and the stems' text: a span (a tuple of two ints and its slot), and
+# a chunk's entry (its record, its array's header, its stems' string header, its place in the dict).
 _SPAN_BYTES = 128
 _ENTRY_BYTES = 256
 
 
 def _size(sentences: StoredSentences) -> int:
-    return sentences.vectors.nbytes + _SPAN_BYTES * len(sentences.spans) + _ENTRY_BYTES
+    terms = len(sentences.terms) if sentences.terms is not None else 0
+    return sentences.vectors.nbytes + _SPAN_BYTES * len(sentences.spans) + terms + _ENTRY_BYTES
 
 
 class SentenceMemory:

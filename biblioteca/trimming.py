@@ -70,15 +70,15 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 
 import numpy as np
 
 from biblioteca.text.chunking import unit_heading_level
 from biblioteca.text.identifiers import identifier_keys
-from biblioteca.text.lexical import terms, without_link_destinations
+from biblioteca.text.lexical import unit_terms
 from biblioteca.trimming_identifiers import identifier_units
 
 # A gap inside a line of text; one between blocks sits on a line of its own (a heading, list item or code fence
@@ -164,7 +164,9 @@ class TrimInput:
     cosines with the question when the database already computed them, shape (n,); its language (to stem its
     words) and its heading path (the heading of the sentences before its first heading). In a passage grown to
     its neighbours, `hit_start` is where the chunk retrieval found begins in its text. `heading_level` is that
-    heading's level (0: the page's top, before any heading; None: not known)."""
+    heading's level (0: the page's top, before any heading; None: not known). `stored_terms` gives, per unit, the
+    stems stored with its sentence at ingest (None for a unit to stem anew), asked only when the passage is met
+    for the first time."""
 
     text: str
     spans: Sequence[tuple[int, int]]
@@ -174,6 +176,9 @@ class TrimInput:
     cosines: np.ndarray | None = None
     hit_start: int | None = None
     heading_level: int | None = None
+    stored_terms: Callable[[], Sequence[frozenset[str] | None]] | None = field(
+        default=None, compare=False, repr=False
+    )
 
     def __post_init__(self) -> None:
         if self.vectors is None and self.cosines is None:
@@ -182,7 +187,10 @@ class TrimInput:
     @cached_property
     def _units(self) -> PassageUnits:
         spans = self.spans if isinstance(self.spans, tuple) else tuple(map(tuple, self.spans))
-        return passage_units(self.text, spans, self.language)
+        units = passage_units(self.text, spans, self.language)
+        if self.stored_terms is not None:
+            units.offer_terms(self.stored_terms)
+        return units
 
     @property
     def units(self) -> tuple[str, ...]:
@@ -464,13 +472,6 @@ def _option_heading(shapes: Sequence[str], lo: int) -> int | None:
     return None
 
 
-@lru_cache(maxsize=50_000)
-def _unit_terms(text: str, language: str) -> frozenset[str]:
-    """A unit's stems, its links' destinations left out: a page translated from another keeps linking to anchors
-    in the other language, whose words a question in that language then found in unrelated lines."""
-    return frozenset(terms(without_link_destinations(text), language=language))
-
-
 class PassageUnits:
     """A passage's sentence texts and what the rules read off them (shape, stems, markup), worked out once
     per passage: the same passages come back question after question, and looking each unit up anew cost
@@ -485,7 +486,18 @@ class PassageUnits:
 
     @cached_property
     def terms(self) -> tuple[frozenset[str], ...]:
-        return tuple(_unit_terms(u, self.language) for u in self.units)
+        return tuple(unit_terms(u, self.language) for u in self.units)
+
+    def offer_terms(self, stored: Callable[[], Sequence[frozenset[str] | None]]) -> None:
+        """Take the units' stems as stored at ingest (`unit_terms` of the same sentence and language), stemming
+        only the units without: stemming is most of what a passage met for the first time costs. Asks nothing
+        once the stems are known."""
+        if "terms" in self.__dict__:
+            return
+        known = stored()
+        self.__dict__["terms"] = tuple(
+            unit_terms(u, self.language) if k is None else k for u, k in zip(self.units, known, strict=True)
+        )
 
     @cached_property
     def markup(self) -> tuple[bool, ...]:
@@ -597,7 +609,7 @@ def lexical_evidence(
         if value is None:
             value = shares[held] = share(frozenset(held))
         own[i] = value
-    heading_share = share(_unit_terms(chunk.heading, chunk.language)) if chunk.heading else 0.0
+    heading_share = share(unit_terms(chunk.heading, chunk.language)) if chunk.heading else 0.0
     if not len(chunk.heading_units):
         under = heading_weight * heading_share
         return np.where(own >= under, own, under).astype(np.float32)

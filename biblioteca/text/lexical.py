@@ -185,6 +185,14 @@ def without_link_destinations(text: str) -> str:
     return _LINK_DESTINATION.sub("]", text) if "](" in text else text
 
 
+@lru_cache(maxsize=50_000)
+def unit_terms(text: str, language: str) -> frozenset[str]:
+    """A sentence unit's stems, its links' destinations left out: a page translated from another keeps linking to
+    anchors in the other language, whose words a question in that language then found in unrelated lines. Stored
+    with each sentence at ingest (`TERMS_VERSION`), so a passage met for the first time reads rather than stems."""
+    return frozenset(terms(without_link_destinations(text), language=language))
+
+
 def search_config(language: str) -> str:
     """The PostgreSQL text-search configuration for an ISO 639-1 code; `simple` (no stemming) otherwise."""
     return SEARCH_CONFIGS.get(language, SIMPLE_CONFIG)

@@ -1,9 +1,12 @@
-"""The version of what the text pipeline makes of a markdown file: its title, chunks and sentence units.
+"""The versions of what the text pipeline makes of a markdown file: its title, chunks and sentence units
+(`TEXT_VERSION`), and each sentence's stems (`TERMS_VERSION`, `lexical.unit_terms`).
 
-Each document is stored with the version that processed it. One processed under another version is processed
-again at its next ingest, even with its content unchanged, so that better chunking and splitting reach the
-libraries already stored (their unchanged texts keep their vectors: nothing is embedded twice). Bump it in the
-change that alters the output for some input: tests/biblioteca/test_text_version.py fails until you do.
+Each document is stored with the versions that processed it. One processed under others is processed again at
+its next ingest, even with its content unchanged, so that better chunking, splitting and stemming reach the
+libraries already stored (their unchanged texts keep their vectors: nothing is embedded twice); until then its
+stored stems are not used. Bump a version in the change that alters its output for some input (a new stemmer
+release can too): tests/biblioteca/test_text_version.py fails until you do.
 """
 
 TEXT_VERSION = 2
+TERMS_VERSION = 1

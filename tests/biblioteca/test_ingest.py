@@ -8,12 +8,14 @@ import numpy as np
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.test.utils import override_settings
 
 from biblioteca.checks import chunk_settings
 from biblioteca.embeddings import Embedder, EmbeddingError, get_embedder
-from biblioteca.ingest import directory_ingest, document_ingest, text_processing
+from biblioteca.ingest import chunks_reembed, directory_ingest, document_ingest
 from biblioteca.models import Chunk, Document, Sentence
 from biblioteca.selectors import chunk_search
+from biblioteca.text.lexical import unit_terms
 
 pytestmark = pytest.mark.django_db
 
@@ -75,6 +77,36 @@ def test_a_document_becomes_chunks_and_sentences_with_vectors():
     for sentence in sentences:
         assert sentence.chunk.text[sentence.start_offset : sentence.end_offset] == sentence.text
         assert len(sentence.embedding) == 384
+
+
+def _stems_as_stored(app: str) -> dict[str, frozenset[str]]:
+    return {s.text: Sentence.unpack_terms(s.terms) for s in Sentence.objects.filter(chunk__document__app=app)}
+
+
+def test_each_sentence_is_stored_with_its_stems_in_its_documents_language():
+    document_ingest(source_path="install.md", content=GUIDE, app="t-stems")
+    stems = _stems_as_stored("t-stems")
+    assert Document.objects.get(app="t-stems").language == "en"
+    assert stems and stems == {text: unit_terms(text, "en") for text in stems}
+    assert any(stems.values())
+
+
+def test_a_new_language_for_an_unchanged_document_stems_its_sentences_again():
+    document_ingest(source_path="install.md", content=GUIDE, app="t-stems-language")
+    with override_settings(DOCUMENT_LANGUAGE_BY_APP={"t-stems-language": "es"}):
+        assert document_ingest(source_path="install.md", content=GUIDE, app="t-stems-language").status == (
+            "unchanged"
+        )
+    stems = _stems_as_stored("t-stems-language")
+    assert stems == {text: unit_terms(text, "es") for text in stems}
+    assert any(unit_terms(text, "es") != unit_terms(text, "en") for text in stems)
+
+
+def test_sentences_embedded_again_keep_their_stems():
+    document_ingest(source_path="install.md", content=GUIDE, app="t-stems-reembed")
+    before = _stems_as_stored("t-stems-reembed")
+    assert chunks_reembed(app="t-stems-reembed", everything=True) == 1
+    assert _stems_as_stored("t-stems-reembed") == before
 
 
 def test_reingesting_unchanged_content_makes_zero_embedding_calls(tmp_path):
@@ -195,7 +227,9 @@ def test_a_document_processed_by_another_text_version_is_processed_again_without
     assert result.status == "updated"
     # only the chunk whose text differs from the stored one is embedded: every other text was stored as is
     assert result.embedded_texts == 1
-    assert Document.objects.get(app="t-version").processed_with == text_processing() != stored_with
+    assert (
+        Document.objects.get(app="t-version").processed_with == Document.current_processing() != stored_with
+    )
     document_ingest(source_path="p.md", content=GUIDE_SECTIONS, app="t-version-fresh")
     assert_same_library("t-version", "t-version-fresh")
 

@@ -245,3 +245,63 @@ def test_chunks_holding_a_flag_are_indexed_again_with_its_own_word_and_the_other
     assert "'flagopen'" in rows[ids["heading"]][0] and "'cli'" in rows[ids["heading"]][0]
     assert rows[ids["plain"]][0] == "'come':4 'host':2 'name':3 'oper':7 'system':8"  # untouched
     assert all(embedding.endswith(",1]") for _, embedding in rows.values())
+
+
+def test_existing_sentences_get_their_stems_without_being_embedded_or_chunked_again():
+    from biblioteca.text.lexical import unit_terms
+
+    old = migrate([("biblioteca", "0009_document_processed_with")])
+    Document, Chunk = old.get_model("biblioteca", "Document"), old.get_model("biblioteca", "Chunk")
+    Sentence = old.get_model("biblioteca", "Sentence")
+    text = "La configuración se guarda al arrancar. Cambia `max_connections` para admitir más clientes."
+    sentences = {}
+    for processed_with in ("text 2, chunks 500/50", "text 1, chunks 500/50"):
+        document = Document.objects.create(
+            app="t-terms",
+            source_path=f"{processed_with[:6]}.md",
+            title="Ajustes",
+            content_hash="0" * 16,
+            language="es",
+            search_config="spanish",
+            processed_with=processed_with,
+        )
+        chunk = _stored_chunk(Chunk, document, index=0, text=text)
+        for position, (start, end) in enumerate(((0, 39), (40, len(text)))):
+            Sentence.objects.create(
+                chunk=chunk,
+                position=position,
+                start_offset=start,
+                end_offset=end,
+                text=text[start:end],
+                embedding=[0.5] * 384,
+            )
+        sentences[processed_with] = document.pk
+
+    migrate_without_embedding([("biblioteca", "0010_sentence_terms")])
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT d.processed_with, s.text, s.terms, s.embedding::text FROM biblioteca_sentence s "
+            "JOIN biblioteca_chunk c ON c.id = s.chunk_id JOIN biblioteca_document d ON d.id = c.document_id "
+            "WHERE d.app = 't-terms' ORDER BY d.id, s.position"
+        )
+        rows = cursor.fetchall()
+    current = [r for r in rows if r[0] == "text 2, terms 1, chunks 500/50"]
+    older = [r for r in rows if r[0] == "text 1, chunks 500/50"]
+    assert len(current) == len(older) == 2
+    assert [set(r[2].split(" ")) for r in current] == [unit_terms(r[1], "es") for r in current]
+    assert {"configur", "maxconnections"} <= set(current[0][2].split(" ")) | set(
+        current[1][2].split(" ")
+    )  # folded, stemmed
+    assert all(r[2] == "" for r in older)  # stemmed at its next ingest, which processes it again anyway
+    assert all(r[3].startswith("[0.5,") for r in rows)
+
+    # The release before writes sentences without stems while this one is rolled out: the column has a default.
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO biblioteca_sentence (chunk_id, position, start_offset, end_offset, text, embedding) "
+            "SELECT chunk_id, 2, 0, 2, 'La', embedding FROM biblioteca_sentence WHERE text = %s LIMIT 1 "
+            "RETURNING terms",
+            [text[:39]],
+        )
+        assert cursor.fetchone() == ("",)

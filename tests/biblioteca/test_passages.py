@@ -10,6 +10,7 @@ from biblioteca.passages import (
     grow,
     heading_path_at,
     join,
+    passage_sentence_terms,
     passage_sentences,
 )
 
@@ -114,3 +115,21 @@ def test_a_sentence_cut_by_an_overlap_keeps_only_its_new_part():
 
 def test_a_member_without_stored_sentences_gives_none():
     assert passage_sentences(join([INTRO, INSTALL]), {1: [(0, 16)]}, {1: np.ones(1, np.float32)}) is None
+
+
+def test_stored_stems_go_to_the_units_that_are_their_whole_sentences():
+    """A put-back heading, and the new part of a sentence an overlap cut into, are stemmed anew: their text is
+    not the stored sentence's."""
+    first = Piece(id=1, index=0, heading_path=("# A",), text="one two three four", start=0, end=18)
+    second = Piece(id=2, index=1, heading_path=("# A",), text="three four five six", start=8, end=27)
+    joined = join([first, second])
+    spans = {1: [(0, 7), (8, 18)], 2: [(0, 15), (16, 19)]}
+    stems = {1: [frozenset({"one"}), frozenset({"three"})], 2: [frozenset({"cut"}), frozenset({"six"})]}
+    mapped, _ = passage_sentences(joined, spans, {i: np.ones(2, np.float32) for i in spans})
+    assert [joined.text[a:b] for a, b in mapped] == ["one two", "three four", "five", "six"]
+    assert passage_sentence_terms(joined, spans, stems) == [{"one"}, {"three"}, None, {"six"}]
+
+    with_heading = join([INSTALL, CONFIGURE])
+    spans = {2: [(0, 18), (19, 37)], 3: [(0, 13), (14, 31)]}
+    stems = {2: [frozenset({"run"}), frozenset({"minut"})], 3: None}
+    assert passage_sentence_terms(with_heading, spans, stems) == [{"run"}, {"minut"}, None, None, None]

@@ -10,7 +10,7 @@ from django.test.utils import CaptureQueriesContext, override_settings
 
 from biblioteca.checks import trim_settings
 from biblioteca.embeddings import get_embedder
-from biblioteca.models import Sentence
+from biblioteca.models import Document, Sentence
 from biblioteca.retrieval import (
     params_dict,
     resolve_trim_params,
@@ -25,6 +25,8 @@ from biblioteca.retrieval import (
 from biblioteca.search import search
 from biblioteca.selectors import sentences_for_chunks
 from biblioteca.sentence_memory import memory
+from biblioteca.text.lexical import unit_terms
+from biblioteca.trimming import passage_units
 
 pytestmark = pytest.mark.django_db
 
@@ -253,6 +255,31 @@ def test_a_grown_passage_tells_the_trimmer_where_the_chunk_retrieval_found_begin
         assert all(a < hit.offset for a in starts[: trim.hit_unit])
     alone = [c for c in prepared.chunks if c.layout is None]
     assert all(t.hit_start is None for t in stored_trim_inputs(alone, query_vector=prepared.query_vector))
+
+
+def test_a_passage_met_for_the_first_time_takes_the_stems_stored_with_its_sentences(library):
+    """The stems ingest stored are those stemming anew gives; trimming takes them rather than stemming, and only
+    while the document is processed under today's versions."""
+    prepared = retrieval_prepare("How do I reset my password?", top_k=5, filters={"app": library})
+    passage = next(c for c in prepared.chunks if c.layout is not None and len(c.layout.members) > 1)
+    last = Sentence.objects.filter(chunk_id=passage.id).order_by("-position").first()
+
+    def units_terms() -> tuple[frozenset[str], ...]:
+        passage_units.cache_clear()  # the passage met for the first time
+        stored = sentences_for_chunks(passage.member_ids)
+        (trim,) = stored_trim_inputs([passage], query_vector=prepared.query_vector, stored=stored)
+        return trim.unit_terms, trim.units
+
+    terms, units = units_terms()
+    assert terms == tuple(unit_terms(u, passage.language) for u in units)
+    assert last.text.strip() in units
+
+    Sentence.objects.filter(pk=last.pk).update(terms="stored")
+    terms, units = units_terms()
+    assert terms[units.index(last.text.strip())] == {"stored"}
+    Document.objects.filter(pk=passage.document_id).update(processed_with="text 2, terms 0, chunks 500/50")
+    terms, units = units_terms()
+    assert terms == tuple(unit_terms(u, passage.language) for u in units)
 
 
 def test_the_trimmer_knows_the_level_of_the_heading_a_passage_starts_under(library):

@@ -1,8 +1,9 @@
-"""The text pipeline's version moves with its output, so stored documents are processed again when it changes.
+"""The text pipeline's versions move with its output, so stored documents are processed again when it changes.
 
-`ingest` stores each document with `TEXT_VERSION`; a document stored under another version is chunked and split
-again at its next ingest. That only works if the version is bumped whenever the output changes: this test
-fingerprints the pipeline's output over frozen inputs and pins it to the version.
+`ingest` stores each document with `TEXT_VERSION` and `TERMS_VERSION`; a document stored under other versions is
+chunked, split and stemmed again at its next ingest, and its stored stems go unused until then. That only works
+if a version is bumped whenever its output changes: this test fingerprints the pipeline's output over frozen
+inputs and pins it to the version. The stems can change with the stemmer's release as well as with our code.
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ import json
 from pathlib import Path
 
 from biblioteca.text.chunking import chunk_markdown, document_title
+from biblioteca.text.lexical import unit_terms
 from biblioteca.text.sentences import split_sentence_spans
-from biblioteca.text.version import TEXT_VERSION
+from biblioteca.text.version import TERMS_VERSION, TEXT_VERSION
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 DATA = Path(__file__).resolve().parent / "data"
@@ -21,6 +23,8 @@ DATA = Path(__file__).resolve().parent / "data"
 # TEXT_VERSION -> the fingerprint of its output. A change to the chunker or the splitter that fails here changes
 # what is stored: bump TEXT_VERSION and pin the new fingerprint under it.
 PINNED = {1: "66f697ce42e3fbdb", 2: "c4b226553660186a"}
+# TERMS_VERSION -> the fingerprint of the sentences' stems (`unit_terms`), as PINNED.
+PINNED_TERMS = {1: "3e5cc39d4753afeb"}
 
 
 def inputs() -> list[tuple[str, str]]:
@@ -67,3 +71,22 @@ def test_the_inputs_exercise_chunking_and_splitting():
         filename="sample.md", content=inputs()[0][1], title="t", chunk_size=40, chunk_overlap=10
     )
     assert len(chunks) > 10 and max(len(split_sentence_spans(c.text)) for c in chunks) > 3
+
+
+def terms_fingerprint() -> str:
+    output = []
+    for _, content in inputs():
+        for start, end in split_sentence_spans(content):
+            output.append([sorted(unit_terms(content[start:end], language)) for language in ("en", "es", "")])
+    return hashlib.sha256(json.dumps(output, ensure_ascii=False).encode()).hexdigest()[:16]
+
+
+def test_the_sentences_stems_are_the_ones_their_version_pins():
+    assert TERMS_VERSION in PINNED_TERMS, (
+        f"pin TERMS_VERSION {TERMS_VERSION}'s fingerprint: {terms_fingerprint()}"
+    )
+    assert terms_fingerprint() == PINNED_TERMS[TERMS_VERSION], (
+        "the sentences' stems changed (our code or the stemmer's release): bump TERMS_VERSION in "
+        f"biblioteca/text/version.py and pin {terms_fingerprint()!r} under it, so that stored stems are not used "
+        "until documents are processed again"
+    )

@@ -7,7 +7,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from biblioteca.text.lexical import terms
+from biblioteca.text.lexical import terms, unit_terms
 from biblioteca.trimming import (
     TrimInput,
     TrimParams,
@@ -399,6 +399,22 @@ def test_a_passage_finds_the_units_holding_a_stem_in_order_and_remembers_only_it
     assert c.units_holding("port") is c.units_holding("port")
     # A stem the passage lacks is not remembered: questions bring endless words, a passage holds few.
     assert set(c._units._holding) == {"port", "unrel"}
+
+
+def test_a_passage_takes_the_stems_stored_with_its_sentences_and_stems_only_the_units_without():
+    asked = []
+
+    def stored():
+        asked.append(True)
+        return [frozenset({"stored"}), None]
+
+    units = ["Words a passage met first in storage.", "A unit stemmed anew for this passage."]
+    c = replace(chunk(units, [0.5, 0.5]), language="en", stored_terms=stored)
+    assert c.unit_terms == (frozenset({"stored"}), unit_terms(units[1], "en"))
+    assert c.units_holding("stored") == (0,) and c.units_holding("word") == ()
+    # Another question over the same passage finds its stems known and asks storage for nothing.
+    assert replace(c, stored_terms=stored).unit_terms == c.unit_terms
+    assert asked == [True]
 
 
 def test_a_short_unit_naming_the_option_survives_thanks_to_its_words():

@@ -1,0 +1,72 @@
+"""Each sentence's stems stored with it, so trimming a passage met for the first time reads them.
+
+Existing sentences of documents processed under text version 2 get their stems from their stored text and their
+document's language, and the document is marked as processed with terms version 1: nothing is embedded or
+chunked again. Documents processed under another version get theirs at their next ingest, which processes them
+again; their stored stems are not used until then.
+"""
+
+import re
+
+from django.db import migrations, models
+
+from biblioteca.text.lexical import unit_terms
+
+_BEFORE_TERMS = re.compile(r"text 2, (chunks \d+/\d+)")
+
+
+def fill_terms(apps, schema_editor):
+    Document = apps.get_model("biblioteca", "Document")
+    Sentence = apps.get_model("biblioteca", "Sentence")
+    connection = schema_editor.connection
+    documents = Document.objects.using(connection.alias).filter(processed_with__regex=_BEFORE_TERMS.pattern)
+    for document in documents.order_by("pk").iterator():
+        match = _BEFORE_TERMS.fullmatch(document.processed_with)
+        if match is None:
+            continue
+        rows = (
+            Sentence.objects.using(connection.alias)
+            .filter(chunk__document=document)
+            .values_list("id", "text")
+        )
+        ids, terms = [], []
+        for sentence_id, text in rows:
+            ids.append(sentence_id)
+            terms.append(" ".join(sorted(unit_terms(text, document.language))))
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"UPDATE {Sentence._meta.db_table} AS s SET terms = t.terms "
+                "FROM unnest(%s::bigint[], %s::text[]) AS t(id, terms) WHERE s.id = t.id",
+                [ids, terms],
+            )
+        document.processed_with = f"text 2, terms 1, {match.group(1)}"
+        document.save(update_fields=["processed_with"])
+
+
+class Migration(migrations.Migration):
+    dependencies = [
+        ("biblioteca", "0009_document_processed_with"),
+    ]
+
+    operations = [
+        migrations.AddField(
+            model_name="sentence",
+            name="terms",
+            field=models.TextField(
+                blank=True,
+                default="",
+                db_default="",
+                help_text="The sentence's stems in its document's language, space-separated (`pack_terms`). Used only while the document's processed_with is current: a sentence stored before stems were has none.",
+            ),
+        ),
+        migrations.AlterField(
+            model_name="document",
+            name="processed_with",
+            field=models.CharField(
+                blank=True,
+                help_text="The text pipeline's versions and chunk settings that made its chunks and its sentences' stems; blank when not known. A document made under others is processed again at its next ingest.",
+                max_length=64,
+            ),
+        ),
+        migrations.RunPython(fill_terms, migrations.RunPython.noop),
+    ]
