@@ -129,12 +129,13 @@ class Sentence(models.Model):
     # Half precision: sentences are only ever scored against a question, never searched, and float16 keeps
     # their cosines within about 1e-3 at half the bytes of the largest table.
     embedding = HalfVectorField(dimensions=settings.EMBEDDING_DIMENSIONS)
-    terms = models.TextField(
+    # Null, not blank, for a sentence stored without its stems (before they were, or by the release before while
+    # this one rolls out): blank is a sentence without words.
+    terms = models.TextField(  # noqa: DJ001
+        null=True,
         blank=True,
-        default="",
-        db_default="",  # code of the release before stores sentences without stems
-        help_text="The sentence's stems in its document's language, space-separated (`pack_terms`). Used only "
-        "while the document's processed_with is current: a sentence stored before stems were has none.",
+        help_text="The sentence's stems in its document's language, space-separated (`pack_terms`); null when "
+        "stored without them. Used only while the document's processed_with is current.",
     )
 
     class Meta:

@@ -22,7 +22,7 @@ from django.conf import settings
 
 from biblioteca.embeddings import get_embedder
 from biblioteca.language_shift import docs_language_vector, languages_apart
-from biblioteca.models import Sentence
+from biblioteca.models import Document, Sentence
 from biblioteca.passages import Joined, heading_path_at, passage_sentence_terms, passage_sentences
 from biblioteca.retrieval_cache import retrieval_cache_get, retrieval_cache_key, retrieval_cache_put
 from biblioteca.search import RetrievedChunk, hybrid_params, search
@@ -183,14 +183,17 @@ def stored_trim_inputs(
     query_vector: np.ndarray,
     stored: Mapping[int, StoredSentences] | None = None,
 ) -> list[TrimInput | None]:
-    """Each passage's sentences as stored at ingest (mapped into a grown passage's text) with their cosines;
-    None for a passage with a chunk stored without sentences."""
+    """Each passage's sentences as stored at ingest (mapped into a grown passage's text) with their cosines, and
+    their stored stems when its document was processed under today's versions; None for a passage with a chunk
+    stored without sentences."""
     if stored is None:
         stored = stored_sentences(chunks)
     cosines = sentence_cosines(stored, query_vector)
     inputs: list[TrimInput | None] = []
     spans = {i: s.spans for i, s in stored.items()}
+    current = Document.current_processing()
     for chunk in chunks:
+        stemmed = chunk.processed_with == current
         if chunk.layout is None:
             sentences = stored.get(chunk.id)
             inputs.append(
@@ -198,7 +201,7 @@ def stored_trim_inputs(
                     chunk,
                     sentences.spans,
                     cosines=cosines[chunk.id],
-                    stored_terms=partial(_chunk_sentence_terms, sentences),
+                    stored_terms=partial(_chunk_sentence_terms, sentences) if stemmed else None,
                 )
                 if sentences
                 else None
@@ -210,7 +213,7 @@ def stored_trim_inputs(
                 chunk,
                 composed[0],
                 cosines=composed[1],
-                stored_terms=partial(_passage_sentence_terms, chunk.layout, stored),
+                stored_terms=partial(_passage_sentence_terms, chunk.layout, stored) if stemmed else None,
             )
             if composed
             else None

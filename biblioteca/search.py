@@ -39,6 +39,9 @@ class RetrievedChunk:
     query_terms: Mapping[str, float] | None = field(default=None, repr=False, compare=False)
     # The library generation its chunks were read at (None when unknown): what remembered sentences must match.
     generation: int | None = field(default=None, repr=False, compare=False)
+    # What processed its document (`Document.processed_with`): its sentences' stored stems are used only when
+    # that is today's.
+    processed_with: str = field(default="", repr=False, compare=False)
 
     @property
     def member_ids(self) -> list[int]:
@@ -161,6 +164,7 @@ def search(
                 text=c.text,
                 original_text=c.text,
                 language=c.document.language,
+                processed_with=c.document.processed_with,
                 query_terms=getattr(c, "query_terms", None),
             )
             for c in rows

@@ -2,8 +2,8 @@
 
 Existing sentences of documents processed under text version 2 get their stems from their stored text and their
 document's language, and the document is marked as processed with terms version 1: nothing is embedded or
-chunked again. Documents processed under another version get theirs at their next ingest, which processes them
-again; their stored stems are not used until then.
+chunked again. Documents processed under another version keep null stems until their next ingest processes them
+again.
 """
 
 import re
@@ -43,6 +43,15 @@ def fill_terms(apps, schema_editor):
         document.save(update_fields=["processed_with"])
 
 
+def forget_terms(apps, schema_editor):
+    """Going back, the stems go with their column: documents no longer claim them."""
+    Document = apps.get_model("biblioteca", "Document")
+    documents = Document.objects.using(schema_editor.connection.alias)
+    for document in documents.filter(processed_with__startswith="text 2, terms 1, "):
+        document.processed_with = document.processed_with.replace("terms 1, ", "", 1)
+        document.save(update_fields=["processed_with"])
+
+
 class Migration(migrations.Migration):
     dependencies = [
         ("biblioteca", "0009_document_processed_with"),
@@ -54,9 +63,8 @@ class Migration(migrations.Migration):
             name="terms",
             field=models.TextField(
                 blank=True,
-                default="",
-                db_default="",
-                help_text="The sentence's stems in its document's language, space-separated (`pack_terms`). Used only while the document's processed_with is current: a sentence stored before stems were has none.",
+                help_text="The sentence's stems in its document's language, space-separated (`pack_terms`); null when stored without them. Used only while the document's processed_with is current.",
+                null=True,
             ),
         ),
         migrations.AlterField(
@@ -68,5 +76,5 @@ class Migration(migrations.Migration):
                 max_length=64,
             ),
         ),
-        migrations.RunPython(fill_terms, migrations.RunPython.noop),
+        migrations.RunPython(fill_terms, forget_terms),
     ]

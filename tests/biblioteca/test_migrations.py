@@ -293,10 +293,10 @@ def test_existing_sentences_get_their_stems_without_being_embedded_or_chunked_ag
     assert {"configur", "maxconnections"} <= set(current[0][2].split(" ")) | set(
         current[1][2].split(" ")
     )  # folded, stemmed
-    assert all(r[2] == "" for r in older)  # stemmed at its next ingest, which processes it again anyway
+    assert all(r[2] is None for r in older)  # stemmed at its next ingest, which processes it again anyway
     assert all(r[3].startswith("[0.5,") for r in rows)
 
-    # The release before writes sentences without stems while this one is rolled out: the column has a default.
+    # The release before writes sentences without stems while this one is rolled out: they have none.
     with connection.cursor() as cursor:
         cursor.execute(
             "INSERT INTO biblioteca_sentence (chunk_id, position, start_offset, end_offset, text, embedding) "
@@ -304,4 +304,9 @@ def test_existing_sentences_get_their_stems_without_being_embedded_or_chunked_ag
             "RETURNING terms",
             [text[:39]],
         )
-        assert cursor.fetchone() == ("",)
+        assert cursor.fetchone() == (None,)
+
+    migrate([("biblioteca", "0009_document_processed_with")])
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT processed_with FROM biblioteca_document WHERE app = 't-terms' ORDER BY id")
+        assert cursor.fetchall() == [("text 2, chunks 500/50",), ("text 1, chunks 500/50",)]

@@ -22,7 +22,7 @@ from biblioteca.retrieval import (
     trim_retrieved,
     trim_terms,
 )
-from biblioteca.search import search
+from biblioteca.search import RetrievedChunk, search
 from biblioteca.selectors import sentences_for_chunks
 from biblioteca.sentence_memory import memory
 from biblioteca.text.lexical import unit_terms
@@ -259,26 +259,35 @@ def test_a_grown_passage_tells_the_trimmer_where_the_chunk_retrieval_found_begin
 
 def test_a_passage_met_for_the_first_time_takes_the_stems_stored_with_its_sentences(library):
     """The stems ingest stored are those stemming anew gives; trimming takes them rather than stemming, and only
-    while the document is processed under today's versions."""
-    prepared = retrieval_prepare("How do I reset my password?", top_k=5, filters={"app": library})
-    passage = next(c for c in prepared.chunks if c.layout is not None and len(c.layout.members) > 1)
-    last = Sentence.objects.filter(chunk_id=passage.id).order_by("-position").first()
+    while the search finds the document processed under today's versions."""
+    question = "How do I reset my password?"
 
-    def units_terms() -> tuple[frozenset[str], ...]:
+    def units_terms() -> tuple[tuple[frozenset[str], ...], tuple[str, ...], RetrievedChunk]:
+        prepared = retrieval_prepare(question, top_k=5, filters={"app": library})
+        passage = next(c for c in prepared.chunks if c.layout is not None and len(c.layout.members) > 1)
         passage_units.cache_clear()  # the passage met for the first time
         stored = sentences_for_chunks(passage.member_ids)
         (trim,) = stored_trim_inputs([passage], query_vector=prepared.query_vector, stored=stored)
-        return trim.unit_terms, trim.units
+        return trim.unit_terms, trim.units, passage
 
-    terms, units = units_terms()
+    terms, units, passage = units_terms()
     assert terms == tuple(unit_terms(u, passage.language) for u in units)
+    last = Sentence.objects.filter(chunk_id=passage.id).order_by("-position").first()
     assert last.text.strip() in units
 
     Sentence.objects.filter(pk=last.pk).update(terms="stored")
-    terms, units = units_terms()
+    terms, units, _ = units_terms()
     assert terms[units.index(last.text.strip())] == {"stored"}
+    # A sentence stored without its stems (by the release before, while this one rolls out): its chunk's are
+    # stemmed anew.
+    Sentence.objects.filter(pk=last.pk).update(terms=None)
+    terms, units, passage = units_terms()
+    assert sentences_for_chunks([passage.id])[passage.id].terms is None
+    assert terms == tuple(unit_terms(u, passage.language) for u in units)
+    Sentence.objects.filter(pk=last.pk).update(terms="stored")
     Document.objects.filter(pk=passage.document_id).update(processed_with="text 2, terms 0, chunks 500/50")
-    terms, units = units_terms()
+    terms, units, passage = units_terms()
+    assert passage.processed_with == "text 2, terms 0, chunks 500/50"
     assert terms == tuple(unit_terms(u, passage.language) for u in units)
 
 
