@@ -23,7 +23,7 @@ from biblioteca.embeddings import Embedder, get_embedder
 from biblioteca.errors import ApplicationError
 from biblioteca.models import Chunk, Document, Sentence
 from biblioteca.text.chunking import chunk_markdown, content_hash, document_title, passage_header
-from biblioteca.text.lexical import detect_language, lexical_text, search_config, unit_terms
+from biblioteca.text.lexical import detect_language, lexical_text, pack_terms, search_config, unit_terms
 from biblioteca.text.sentences import split_sentence_spans
 from biblioteca.text.tokens import count_tokens
 
@@ -202,7 +202,7 @@ def _store_sentences(
                 end_offset=e,
                 text=chunk.text[s:e],
                 embedding=v,
-                terms=Sentence.pack_terms(unit_terms(chunk.text[s:e], language)),
+                terms=pack_terms(unit_terms(chunk.text[s:e], language)),
             )
             for chunk, c, vectors in zip(chunks, prepared, sentence_vectors)
             for i, ((s, e), v) in enumerate(zip(c.sentence_spans, vectors))
@@ -237,7 +237,7 @@ def _reindex_if_language_changed(document: Document, language: str) -> None:
     document.language, document.search_config = language, search_config(language)
     sentences = list(Sentence.objects.filter(chunk__document=document).only("id", "text"))
     for sentence in sentences:
-        sentence.terms = Sentence.pack_terms(unit_terms(sentence.text, language))
+        sentence.terms = pack_terms(unit_terms(sentence.text, language))
     with transaction.atomic():
         document.save(update_fields=["language", "search_config"])
         _store_search_vectors(document, list(document.chunks.all()))

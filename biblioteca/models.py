@@ -134,7 +134,7 @@ class Sentence(models.Model):
     terms = models.TextField(  # noqa: DJ001
         null=True,
         blank=True,
-        help_text="The sentence's stems in its document's language, space-separated (`pack_terms`); null when "
+        help_text="The sentence's stems in its document's language, space-separated (`lexical.pack_terms`); null when "
         "stored without them. Used only while the document's processed_with is current.",
     )
 
@@ -146,15 +146,6 @@ class Sentence(models.Model):
 
     def __str__(self) -> str:
         return self.text[:80]
-
-    @staticmethod
-    def pack_terms(terms: frozenset[str]) -> str:
-        """Stems as stored: sorted, one space apart (no stem holds whitespace)."""
-        return " ".join(sorted(terms))
-
-    @staticmethod
-    def unpack_terms(packed: str) -> frozenset[str]:
-        return frozenset(packed.split(" ")) if packed else frozenset()
 
 
 class LibraryGeneration(models.Model):

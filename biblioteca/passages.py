@@ -144,13 +144,13 @@ def passage_sentences(
 def passage_sentence_terms(
     joined: Joined,
     spans_by_chunk: Mapping[int, Sequence[tuple[int, int]]],
-    terms_by_chunk: Mapping[int, Sequence[frozenset[str]] | None],
-) -> list[frozenset[str] | None]:
-    """Per unit of the passage, as `passage_sentences` lays it out, the stems stored with its sentence when the
-    unit is that whole sentence; None for a put-back heading, for a sentence an overlap cuts into, and for a
-    member stored without stems: those are stemmed anew."""
+    terms_by_chunk: Mapping[int, Sequence[str] | None],
+) -> list[str | None]:
+    """Per unit of the passage, as `passage_sentences` lays it out, the stems stored with its sentence (packed)
+    when the unit is that whole sentence; None for a put-back heading, for a sentence an overlap cuts into, and
+    for a member stored without stems: those are stemmed anew."""
     member_spans = tuple(tuple(spans_by_chunk[m.chunk_id]) for m in joined.members)
-    pool: list[frozenset[str] | None] = []
+    pool: list[str | None] = []
     for member, spans in zip(joined.members, member_spans):
         stored = terms_by_chunk.get(member.chunk_id)
         pool.extend(stored if stored is not None and len(stored) == len(spans) else [None] * len(spans))

@@ -22,7 +22,7 @@ from django.conf import settings
 
 from biblioteca.embeddings import get_embedder
 from biblioteca.language_shift import docs_language_vector, languages_apart
-from biblioteca.models import Document, Sentence
+from biblioteca.models import Document
 from biblioteca.passages import Joined, heading_path_at, passage_sentence_terms, passage_sentences
 from biblioteca.retrieval_cache import retrieval_cache_get, retrieval_cache_key, retrieval_cache_put
 from biblioteca.search import RetrievedChunk, hybrid_params, search
@@ -221,14 +221,12 @@ def stored_trim_inputs(
     return inputs
 
 
-def _chunk_sentence_terms(sentences: StoredSentences) -> list[frozenset[str] | None]:
+def _chunk_sentence_terms(sentences: StoredSentences) -> list[str] | list[None]:
     lines = sentences.sentence_terms()
-    return [None] * len(sentences.spans) if lines is None else [Sentence.unpack_terms(x) for x in lines]
+    return [None] * len(sentences.spans) if lines is None else lines
 
 
-def _passage_sentence_terms(
-    layout: Joined, stored: Mapping[int, StoredSentences]
-) -> list[frozenset[str] | None]:
+def _passage_sentence_terms(layout: Joined, stored: Mapping[int, StoredSentences]) -> list[str | None]:
     members = {m.chunk_id: stored[m.chunk_id] for m in layout.members}
     return passage_sentence_terms(
         layout,
@@ -243,7 +241,7 @@ def trim_input(
     vectors: np.ndarray | None = None,
     *,
     cosines: np.ndarray | None = None,
-    stored_terms: Callable[[], Sequence[frozenset[str] | None]] | None = None,
+    stored_terms: Callable[[], Sequence[str | None]] | None = None,
 ) -> TrimInput:
     hit_start = None
     if chunk.layout is not None:

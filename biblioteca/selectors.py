@@ -588,7 +588,7 @@ class StoredSentences:
     terms: str | None = None
 
     def sentence_terms(self) -> list[str] | None:
-        """Each sentence's stems, packed (`Sentence.pack_terms`), as stored at ingest (None when not read); only
+        """Each sentence's stems, packed (`lexical.pack_terms`), as stored at ingest (None when not read); only
         today's if its document's processed_with is. Split only when a passage is met for the first time."""
         if self.terms is None:
             return None

@@ -193,6 +193,15 @@ def unit_terms(text: str, language: str) -> frozenset[str]:
     return frozenset(terms(without_link_destinations(text), language=language))
 
 
+def pack_terms(terms: frozenset[str]) -> str:
+    """A unit's stems as stored with its sentence: sorted, one space apart (no stem holds whitespace)."""
+    return " ".join(sorted(terms))
+
+
+def unpack_terms(packed: str) -> frozenset[str]:
+    return frozenset(packed.split(" ")) if packed else frozenset()
+
+
 def search_config(language: str) -> str:
     """The PostgreSQL text-search configuration for an ISO 639-1 code; `simple` (no stemming) otherwise."""
     return SEARCH_CONFIGS.get(language, SIMPLE_CONFIG)

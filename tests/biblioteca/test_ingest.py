@@ -15,7 +15,7 @@ from biblioteca.embeddings import Embedder, EmbeddingError, get_embedder
 from biblioteca.ingest import chunks_reembed, directory_ingest, document_ingest
 from biblioteca.models import Chunk, Document, Sentence
 from biblioteca.selectors import chunk_search
-from biblioteca.text.lexical import unit_terms
+from biblioteca.text.lexical import unit_terms, unpack_terms
 
 pytestmark = pytest.mark.django_db
 
@@ -80,7 +80,7 @@ def test_a_document_becomes_chunks_and_sentences_with_vectors():
 
 
 def _stems_as_stored(app: str) -> dict[str, frozenset[str]]:
-    return {s.text: Sentence.unpack_terms(s.terms) for s in Sentence.objects.filter(chunk__document__app=app)}
+    return {s.text: unpack_terms(s.terms) for s in Sentence.objects.filter(chunk__document__app=app)}
 
 
 def test_each_sentence_is_stored_with_its_stems_in_its_documents_language():

@@ -406,7 +406,7 @@ def test_a_passage_takes_the_stems_stored_with_its_sentences_and_stems_only_the_
 
     def stored():
         asked.append(True)
-        return [frozenset({"stored"}), None]
+        return ["stored", None]
 
     units = ["Words a passage met first in storage.", "A unit stemmed anew for this passage."]
     c = replace(chunk(units, [0.5, 0.5]), language="en", stored_terms=stored)
@@ -415,6 +415,19 @@ def test_a_passage_takes_the_stems_stored_with_its_sentences_and_stems_only_the_
     # Another question over the same passage finds its stems known and asks storage for nothing.
     assert replace(c, stored_terms=stored).unit_terms == c.unit_terms
     assert asked == [True]
+
+
+def test_stems_kept_packed_find_the_same_units_as_sets_of_them():
+    """A stem is found whole in its unit's packed line: never as part of a longer stem, nor across two lines."""
+    lines = ["import port", "", "portal ports", "port", "a port z", "zeta"]
+    units = [f"Unit {i} of a passage kept packed." for i in range(len(lines))]
+    packed = replace(chunk(units, [0.5] * len(units)), stored_terms=lambda: lines)
+    as_sets = replace(chunk([f"{u} " for u in units], [0.5] * len(units)), stored_terms=lambda: [None] * 6)
+    assert packed.unit_terms == tuple(frozenset(line.split()) for line in lines)
+    for term in ("port", "ports", "portal", "import", "a", "z", "zeta", "ort", "port portal", "", "absent"):
+        expected = tuple(i for i, line in enumerate(lines) if term in line.split())
+        assert packed.units_holding(term) == expected, term
+    assert as_sets.units_holding("unit") == tuple(range(6))
 
 
 def test_a_short_unit_naming_the_option_survives_thanks_to_its_words():
