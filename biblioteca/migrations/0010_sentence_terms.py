@@ -63,7 +63,7 @@ class Migration(migrations.Migration):
             name="terms",
             field=models.TextField(
                 blank=True,
-                help_text="The sentence's stems in its document's language, space-separated (`pack_terms`); null when stored without them. Used only while the document's processed_with is current.",
+                help_text="The sentence's stems in its document's language, space-separated (`lexical.pack_terms`); null when stored without them. Used only while the document's processed_with is current.",
                 null=True,
             ),
         ),

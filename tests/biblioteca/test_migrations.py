@@ -310,3 +310,9 @@ def test_existing_sentences_get_their_stems_without_being_embedded_or_chunked_ag
     with connection.cursor() as cursor:
         cursor.execute("SELECT processed_with FROM biblioteca_document WHERE app = 't-terms' ORDER BY id")
         assert cursor.fetchall() == [("text 2, chunks 500/50",), ("text 1, chunks 500/50",)]
+
+
+def test_the_migrations_hold_every_change_to_the_models():
+    from django.core.management import call_command
+
+    call_command("makemigrations", "--check", "--dry-run", verbosity=0)  # exits non-zero when one is missing
