@@ -23,6 +23,7 @@ from biblioteca.embeddings import Embedder, get_embedder
 from biblioteca.errors import ApplicationError
 from biblioteca.models import Chunk, Document, Sentence
 from biblioteca.text.chunking import chunk_markdown, content_hash, document_title, passage_header
+from biblioteca.text.identifiers import identifier_keys
 from biblioteca.text.lexical import detect_language, lexical_text, pack_terms, search_config, unit_terms
 from biblioteca.text.sentences import split_sentence_spans
 from biblioteca.text.tokens import count_tokens
@@ -192,7 +193,8 @@ def _store_sentences(
     *,
     language: str,
 ) -> None:
-    """Each chunk's sentences with their vectors and their stems in the document's `language`."""
+    """Each chunk's sentences with their vectors, their stems in the document's `language` and their identifiers'
+    keys."""
     Sentence.objects.bulk_create(
         [
             Sentence(
@@ -203,6 +205,7 @@ def _store_sentences(
                 text=chunk.text[s:e],
                 embedding=v,
                 terms=pack_terms(unit_terms(chunk.text[s:e], language)),
+                identifier_keys=pack_terms(identifier_keys(chunk.text[s:e])),
             )
             for chunk, c, vectors in zip(chunks, prepared, sentence_vectors)
             for i, ((s, e), v) in enumerate(zip(c.sentence_spans, vectors))

@@ -137,6 +137,12 @@ class Sentence(models.Model):
         help_text="The sentence's stems in its document's language, space-separated (`lexical.pack_terms`); null when "
         "stored without them. Used only while the document's processed_with is current.",
     )
+    identifier_keys = models.TextField(  # noqa: DJ001
+        null=True,
+        blank=True,
+        help_text="The keys of the identifiers the sentence holds (`identifiers.identifier_keys`), space-separated; "
+        "null when stored without them. Used only while the document's processed_with is current.",
+    )
 
     class Meta:
         constraints = [

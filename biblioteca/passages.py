@@ -141,18 +141,18 @@ def passage_sentences(
     return list(spans), np.concatenate([*pools, np.zeros(1, dtype=np.float32)])[rows]
 
 
-def passage_sentence_terms(
+def passage_stored_lines(
     joined: Joined,
     spans_by_chunk: Mapping[int, Sequence[tuple[int, int]]],
-    terms_by_chunk: Mapping[int, Sequence[str] | None],
+    lines_by_chunk: Mapping[int, Sequence[str] | None],
 ) -> list[str | None]:
-    """Per unit of the passage, as `passage_sentences` lays it out, the stems stored with its sentence (packed)
-    when the unit is that whole sentence; None for a put-back heading, for a sentence an overlap cuts into, and
-    for a member stored without stems: those are stemmed anew."""
+    """Per unit of the passage, as `passage_sentences` lays it out, what was stored with its sentence (its stems or
+    its identifier keys, packed) when the unit is that whole sentence; None for a put-back heading, for a sentence
+    an overlap cuts into, and for a member stored without: those are worked out anew."""
     member_spans = tuple(tuple(spans_by_chunk[m.chunk_id]) for m in joined.members)
     pool: list[str | None] = []
     for member, spans in zip(joined.members, member_spans):
-        stored = terms_by_chunk.get(member.chunk_id)
+        stored = lines_by_chunk.get(member.chunk_id)
         pool.extend(stored if stored is not None and len(stored) == len(spans) else [None] * len(spans))
     _, _, whole = _layout(joined, member_spans)
     return [pool[row] if row >= 0 else None for row in whole]

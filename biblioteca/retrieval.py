@@ -23,7 +23,7 @@ from django.conf import settings
 from biblioteca.embeddings import get_embedder
 from biblioteca.language_shift import docs_language_vector, languages_apart
 from biblioteca.models import Document
-from biblioteca.passages import Joined, heading_path_at, passage_sentence_terms, passage_sentences
+from biblioteca.passages import Joined, heading_path_at, passage_sentences, passage_stored_lines
 from biblioteca.retrieval_cache import retrieval_cache_get, retrieval_cache_key, retrieval_cache_put
 from biblioteca.search import RetrievedChunk, hybrid_params, search
 from biblioteca.selectors import StoredSentences, query_term_weights
@@ -184,8 +184,8 @@ def stored_trim_inputs(
     stored: Mapping[int, StoredSentences] | None = None,
 ) -> list[TrimInput | None]:
     """Each passage's sentences as stored at ingest (mapped into a grown passage's text) with their cosines, and
-    their stored stems when its document was processed under today's versions; None for a passage with a chunk
-    stored without sentences."""
+    their stored stems and identifier keys when its document was processed under today's versions; None for a
+    passage with a chunk stored without sentences."""
     if stored is None:
         stored = stored_sentences(chunks)
     cosines = sentence_cosines(stored, query_vector)
@@ -201,7 +201,8 @@ def stored_trim_inputs(
                     chunk,
                     sentences.spans,
                     cosines=cosines[chunk.id],
-                    stored_terms=partial(_chunk_sentence_terms, sentences) if stemmed else None,
+                    stored_terms=partial(StoredSentences.sentence_terms, sentences) if stemmed else None,
+                    stored_keys=partial(StoredSentences.sentence_keys, sentences) if stemmed else None,
                 )
                 if sentences
                 else None
@@ -213,7 +214,12 @@ def stored_trim_inputs(
                 chunk,
                 composed[0],
                 cosines=composed[1],
-                stored_terms=partial(_passage_sentence_terms, chunk.layout, stored) if stemmed else None,
+                stored_terms=partial(_passage_lines, chunk.layout, stored, StoredSentences.sentence_terms)
+                if stemmed
+                else None,
+                stored_keys=partial(_passage_lines, chunk.layout, stored, StoredSentences.sentence_keys)
+                if stemmed
+                else None,
             )
             if composed
             else None
@@ -221,17 +227,14 @@ def stored_trim_inputs(
     return inputs
 
 
-def _chunk_sentence_terms(sentences: StoredSentences) -> list[str] | list[None]:
-    lines = sentences.sentence_terms()
-    return [None] * len(sentences.spans) if lines is None else lines
-
-
-def _passage_sentence_terms(layout: Joined, stored: Mapping[int, StoredSentences]) -> list[str | None]:
+def _passage_lines(
+    layout: Joined,
+    stored: Mapping[int, StoredSentences],
+    lines: Callable[[StoredSentences], list[str] | None],
+) -> list[str | None]:
     members = {m.chunk_id: stored[m.chunk_id] for m in layout.members}
-    return passage_sentence_terms(
-        layout,
-        {i: s.spans for i, s in members.items()},
-        {i: _chunk_sentence_terms(s) for i, s in members.items()},
+    return passage_stored_lines(
+        layout, {i: s.spans for i, s in members.items()}, {i: lines(s) for i, s in members.items()}
     )
 
 
@@ -241,7 +244,8 @@ def trim_input(
     vectors: np.ndarray | None = None,
     *,
     cosines: np.ndarray | None = None,
-    stored_terms: Callable[[], Sequence[str | None]] | None = None,
+    stored_terms: Callable[[], Sequence[str | None] | None] | None = None,
+    stored_keys: Callable[[], Sequence[str | None] | None] | None = None,
 ) -> TrimInput:
     hit_start = None
     if chunk.layout is not None:
@@ -256,6 +260,7 @@ def trim_input(
         hit_start=hit_start,
         heading_level=heading_level(chunk.heading_path[-1]) if chunk.heading_path else 0,
         stored_terms=stored_terms,
+        stored_keys=stored_keys,
     )
 
 

@@ -580,19 +580,28 @@ _NEIGHBOURS_SQL = (
 @dataclass(frozen=True)
 class StoredSentences:
     """A chunk's sentence spans (offsets into its text) and their vectors, shape (n, d), read at library generation
-    `generation` (None when its app has none), and their stems as stored (`terms`: one line per sentence)."""
+    `generation` (None when its app has none), and their stems and identifier keys as stored (`terms`, `keys`: one
+    line per sentence)."""
 
     spans: tuple[tuple[int, int], ...]
     vectors: np.ndarray
     generation: int | None = None
     terms: str | None = None
+    keys: str | None = None
 
     def sentence_terms(self) -> list[str] | None:
         """Each sentence's stems, packed (`lexical.pack_terms`), as stored at ingest (None when not read); only
         today's if its document's processed_with is. Split only when a passage is met for the first time."""
-        if self.terms is None:
+        return self._lines(self.terms)
+
+    def sentence_keys(self) -> list[str] | None:
+        """Each sentence's identifier keys, packed, as `sentence_terms` gives its stems."""
+        return self._lines(self.keys)
+
+    def _lines(self, packed: str | None) -> list[str] | None:
+        if packed is None:
             return None
-        lines = self.terms.split("\n")
+        lines = packed.split("\n")
         return lines if len(lines) == len(self.spans) else None
 
 
@@ -616,7 +625,7 @@ def sentences_for_chunks(chunk_ids: Sequence[int]) -> dict[int, StoredSentences]
         cursor.execute(sql, [list(chunk_ids)])
         rows = cursor.fetchall()
     out: dict[int, StoredSentences] = {}
-    for chunk_id, generation, count, packed, terms in rows:
+    for chunk_id, generation, count, packed, terms, keys in rows:
         if not count:
             continue
         dimensions = (len(packed) // count - 8) // 2
@@ -626,21 +635,23 @@ def sentences_for_chunks(chunk_ids: Sequence[int]) -> dict[int, StoredSentences]
             sentences["vector"].astype(np.float32),
             generation,
             terms,
+            keys,
         )
     return out
 
 
 # Per chunk, its sentences in position order, each as its start and end offsets (big-endian int4) and its vector
 # as pgvector's binary form gives it (`halfvec_send`, past its two int16 headers: big-endian float16s); and their
-# stems, a line each, unless one was stored without them. Whether those stems are today's is the search's to say, from the document it read: joining
-# the documents here cost 0.8 ms a read, more than half again.
+# stems and identifier keys, a line each, unless one was stored without them. Whether those stems are today's is the search's to say,
+# from the document it read: joining the documents here cost 0.8 ms a read, more than half again.
 _SENTENCES_SQL = (
-    "SELECT c.id, g.generation, s.count, s.packed, s.terms FROM {chunks} c "
+    "SELECT c.id, g.generation, s.count, s.packed, s.terms, s.keys FROM {chunks} c "
     "LEFT JOIN {generations} g ON g.app = c.app "
     "CROSS JOIN LATERAL (SELECT count(*) AS count, string_agg(int4send(s.start_offset::int) || "
     "int4send(s.end_offset::int) || substring(halfvec_send(s.embedding) from 5), ''::bytea ORDER BY s.position) "
     "AS packed, CASE WHEN count(s.terms) = count(*) THEN string_agg(s.terms, E'\\n' ORDER BY s.position) END "
-    "AS terms FROM {sentences} s "
+    "AS terms, CASE WHEN count(s.identifier_keys) = count(*) THEN "
+    "string_agg(s.identifier_keys, E'\\n' ORDER BY s.position) END AS keys FROM {sentences} s "
     "WHERE s.chunk_id = c.id) s "
     "WHERE c.id = ANY(%s)"
 )

@@ -19,15 +19,15 @@ from django.conf import settings
 
 from biblioteca.selectors import StoredSentences, sentences_for_chunks
 
-# What remembering costs besides the vectors and the stems' text: a span (a tuple of two ints and its slot), and
-# a chunk's entry (its record, its array's header, its stems' string header, its place in the dict).
+# What remembering costs besides the vectors and the stems' and keys' text: a span (a tuple of two ints and its
+# slot), and a chunk's entry (its record, its array's header, its strings' headers, its place in the dict).
 _SPAN_BYTES = 128
 _ENTRY_BYTES = 256
 
 
 def _size(sentences: StoredSentences) -> int:
-    terms = len(sentences.terms) if sentences.terms is not None else 0
-    return sentences.vectors.nbytes + _SPAN_BYTES * len(sentences.spans) + terms + _ENTRY_BYTES
+    lines = sum(len(packed) for packed in (sentences.terms, sentences.keys) if packed is not None)
+    return sentences.vectors.nbytes + _SPAN_BYTES * len(sentences.spans) + lines + _ENTRY_BYTES
 
 
 class SentenceMemory:

@@ -166,8 +166,8 @@ class TrimInput:
     words) and its heading path (the heading of the sentences before its first heading). In a passage grown to
     its neighbours, `hit_start` is where the chunk retrieval found begins in its text. `heading_level` is that
     heading's level (0: the page's top, before any heading; None: not known). `stored_terms` gives, per unit, the
-    stems stored with its sentence at ingest, packed (`lexical.pack_terms`; None for a unit to stem anew), asked
-    only when the passage is met for the first time."""
+    stems stored with its sentence at ingest, packed (`lexical.pack_terms`; None for a unit to stem anew, or
+    altogether), asked only when the passage is met for the first time; `stored_keys` its identifier keys."""
 
     text: str
     spans: Sequence[tuple[int, int]]
@@ -177,7 +177,12 @@ class TrimInput:
     cosines: np.ndarray | None = None
     hit_start: int | None = None
     heading_level: int | None = None
-    stored_terms: Callable[[], Sequence[str | None]] | None = field(default=None, compare=False, repr=False)
+    stored_terms: Callable[[], Sequence[str | None] | None] | None = field(
+        default=None, compare=False, repr=False
+    )
+    stored_keys: Callable[[], Sequence[str | None] | None] | None = field(
+        default=None, compare=False, repr=False
+    )
 
     def __post_init__(self) -> None:
         if self.vectors is None and self.cosines is None:
@@ -189,6 +194,8 @@ class TrimInput:
         units = passage_units(self.text, spans, self.language)
         if self.stored_terms is not None:
             units.offer_terms(self.stored_terms)
+        if self.stored_keys is not None:
+            units.offer_keys(self.stored_keys)
         return units
 
     @property
@@ -219,6 +226,9 @@ class TrimInput:
     def identifier_keys(self) -> tuple[frozenset[str], ...]:
         """Per unit, the keys of the identifiers it holds (`biblioteca.trimming_identifiers`)."""
         return self._units.identifier_keys
+
+    def units_keyed(self, key: str) -> tuple[int, ...]:
+        return self._units.units_keyed(key)
 
     @property
     def companions(self) -> tuple[tuple[int, ...], ...]:
@@ -471,6 +481,37 @@ def _option_heading(shapes: Sequence[str], lo: int) -> int | None:
     return None
 
 
+class PackedLines:
+    """Per unit, its words (stems or identifier keys) as stored at ingest: sorted, one space apart. A passage met
+    for the first time reads its vocabulary off one split, and the units holding a word off one search for it
+    between spaces in the lines laid end to end: building a set per unit cost about what storing them saved."""
+
+    def __init__(self, lines: tuple[str, ...]) -> None:
+        self.lines = lines
+
+    @cached_property
+    def vocabulary(self) -> frozenset[str]:
+        return frozenset(" ".join(self.lines).split())
+
+    def sets(self) -> tuple[frozenset[str], ...]:
+        return tuple(unpack_terms(line) for line in self.lines)
+
+    def holding(self, word: str) -> tuple[int, ...]:
+        text, starts = self._laid
+        needle = f" {word} "
+        found: list[int] = []
+        at = text.find(needle)
+        while at >= 0:
+            found.append(bisect_right(starts, at) - 1)  # a line holds a word once
+            at = text.find(needle, at + len(needle) - 1)
+        return tuple(found)
+
+    @cached_property
+    def _laid(self) -> tuple[str, list[int]]:
+        lines = [f" {line} " for line in self.lines]
+        return "".join(lines), list(accumulate((len(line) for line in lines[:-1]), initial=0))
+
+
 class PassageUnits:
     """A passage's sentence texts and what the rules read off them (shape, stems, markup), worked out once
     per passage: the same passages come back question after question, and looking each unit up anew cost
@@ -482,25 +523,37 @@ class PassageUnits:
         self.language = language
         self._gaps = tuple(text[a[1] : b[0]] for a, b in zip(spans, spans[1:]))
         self._holding: dict[str, tuple[int, ...]] = {}
-        self._packed: tuple[str, ...] | None = None
+        self._keyed: dict[str, tuple[int, ...]] = {}
+        self._packed_terms: PackedLines | None = None
+        self._packed_keys: PackedLines | None = None
 
     @cached_property
     def terms(self) -> tuple[frozenset[str], ...]:
-        if self._packed is not None:
-            return tuple(unpack_terms(line) for line in self._packed)
+        if self._packed_terms is not None:
+            return self._packed_terms.sets()
         return tuple(unit_terms(u, self.language) for u in self.units)
 
-    def offer_terms(self, stored: Callable[[], Sequence[str | None]]) -> None:
+    def offer_terms(self, stored: Callable[[], Sequence[str | None] | None]) -> None:
         """Take the units' stems as stored at ingest (`pack_terms` of `unit_terms` of the same sentence and
-        language), stemming only the units without: stemming is most of what a passage met for the first time
-        costs, and the stems stay packed, looked up in one string (`_holding_packed`). Asks nothing once the
-        stems are known."""
-        if self._packed is not None or "terms" in self.__dict__:
-            return
+        language; None for a whole passage stored without), stemming only the units without: stemming is most of
+        what a passage met for the first time costs, and the stems stay packed (`PackedLines`). Asks nothing once
+        the stems are known."""
+        if self._packed_terms is None and "terms" not in self.__dict__:
+            self._packed_terms = self._packed(stored, lambda u: unit_terms(u, self.language))
+
+    def offer_keys(self, stored: Callable[[], Sequence[str | None] | None]) -> None:
+        """Take the units' identifier keys as stored at ingest, as `offer_terms` takes their stems."""
+        if self._packed_keys is None and "identifier_keys" not in self.__dict__:
+            self._packed_keys = self._packed(stored, identifier_keys)
+
+    def _packed(
+        self, stored: Callable[[], Sequence[str | None] | None], anew: Callable[[str], frozenset[str]]
+    ) -> PackedLines | None:
         known = stored()
-        self._packed = tuple(
-            pack_terms(unit_terms(u, self.language)) if k is None else k
-            for u, k in zip(self.units, known, strict=True)
+        if known is None:
+            return None
+        return PackedLines(
+            tuple(pack_terms(anew(u)) if k is None else k for u, k in zip(self.units, known, strict=True))
         )
 
     @cached_property
@@ -514,13 +567,21 @@ class PassageUnits:
 
     @cached_property
     def identifier_keys(self) -> tuple[frozenset[str], ...]:
+        if self._packed_keys is not None:
+            return self._packed_keys.sets()
         return tuple(identifier_keys(u) for u in self.units)
 
     @cached_property
     def vocabulary(self) -> frozenset[str]:
-        if self._packed is not None:
-            return frozenset(" ".join(self._packed).split())
+        if self._packed_terms is not None:
+            return self._packed_terms.vocabulary
         return frozenset().union(*self.terms)
+
+    @cached_property
+    def key_vocabulary(self) -> frozenset[str]:
+        if self._packed_keys is not None:
+            return self._packed_keys.vocabulary
+        return frozenset().union(*self.identifier_keys)
 
     def units_holding(self, term: str) -> tuple[int, ...]:
         """The units holding stem `term`, in order, each found once per passage: the same passages come back
@@ -530,29 +591,26 @@ class PassageUnits:
             return ()
         found = self._holding.get(term)
         if found is None:
-            if self._packed is not None:
-                found = self._holding_packed(term)
+            if self._packed_terms is not None:
+                found = self._packed_terms.holding(term)
             else:
                 found = tuple(i for i, held in enumerate(self.terms) if term in held)
             self._holding[term] = found
         return found
 
-    def _holding_packed(self, term: str) -> tuple[int, ...]:
-        """The units whose packed stems hold `term`, found in the lines laid end to end, each between spaces: one
-        search in C rather than a set per unit."""
-        text, starts = self._packed_text
-        needle = f" {term} "
-        found: list[int] = []
-        at = text.find(needle)
-        while at >= 0:
-            found.append(bisect_right(starts, at) - 1)  # a line holds a stem once
-            at = text.find(needle, at + len(needle) - 1)
-        return tuple(found)
-
-    @cached_property
-    def _packed_text(self) -> tuple[str, list[int]]:
-        lines = [f" {line} " for line in self._packed or ()]
-        return "".join(lines), list(accumulate((len(line) for line in lines[:-1]), initial=0))
+    def units_keyed(self, key: str) -> tuple[int, ...]:
+        """The units holding identifier key `key`, in order, found once per passage as `units_holding` finds
+        stems."""
+        if key not in self.key_vocabulary:
+            return ()
+        found = self._keyed.get(key)
+        if found is None:
+            if self._packed_keys is not None:
+                found = self._packed_keys.holding(key)
+            else:
+                found = tuple(i for i, held in enumerate(self.identifier_keys) if key in held)
+            self._keyed[key] = found
+        return found
 
     @cached_property
     def is_heading(self) -> np.ndarray:

@@ -30,9 +30,9 @@ def identifier_units(
     out: list[set[int]] = [set() for _ in chunks]
     if not identifiers or limit <= 0:
         return out
-    held = [(identifier_keys(c.heading) if c.heading else frozenset(), c.identifier_keys) for c in chunks]
+    headings = [identifier_keys(c.heading) if c.heading else frozenset() for c in chunks]
     for keys in identifiers:
-        holders = _holders(held, keys)
+        holders = _holders(chunks, headings, keys)
         if len(holders) > limit:
             continue
         for c, i in holders:
@@ -52,14 +52,15 @@ def identifier_units(
 
 
 def _holders(
-    held: Sequence[tuple[frozenset[str], Sequence[frozenset[str]]]], keys: frozenset[str]
+    chunks: Sequence[TrimInput], headings: Sequence[frozenset[str]], keys: frozenset[str]
 ) -> list[tuple[int, int]]:
     """(chunk, unit) of every unit holding one of `keys`; unit HEADING_PATH for a chunk's heading path."""
     found: list[tuple[int, int]] = []
-    for c, (heading, units) in enumerate(held):
+    for c, (chunk, heading) in enumerate(zip(chunks, headings, strict=True)):
         if not heading.isdisjoint(keys):
             found.append((c, HEADING_PATH))
-        found.extend((c, i) for i, unit in enumerate(units) if not unit.isdisjoint(keys))
+        units = {i for key in keys for i in chunk.units_keyed(key)}
+        found.extend((c, i) for i in sorted(units))
     return found
 
 

@@ -1,8 +1,9 @@
-"""Each sentence's stems stored with it, so trimming a passage met for the first time reads them.
+"""Each sentence's stems and identifier keys stored with it, so trimming a passage met for the first time reads
+them.
 
-Existing sentences of documents processed under text version 2 get their stems from their stored text and their
-document's language, and the document is marked as processed with terms version 1: nothing is embedded or
-chunked again. Documents processed under another version keep null stems until their next ingest processes them
+Existing sentences of documents processed under text version 2 get them from their stored text (and their
+document's language), and the document is marked as processed with terms version 1: nothing is embedded or
+chunked again. Documents processed under another version keep null ones until their next ingest processes them
 again.
 """
 
@@ -10,6 +11,7 @@ import re
 
 from django.db import migrations, models
 
+from biblioteca.text.identifiers import identifier_keys
 from biblioteca.text.lexical import unit_terms
 
 _BEFORE_TERMS = re.compile(r"text 2, (chunks \d+/\d+)")
@@ -29,15 +31,16 @@ def fill_terms(apps, schema_editor):
             .filter(chunk__document=document)
             .values_list("id", "text")
         )
-        ids, terms = [], []
+        ids, terms, keys = [], [], []
         for sentence_id, text in rows:
             ids.append(sentence_id)
             terms.append(" ".join(sorted(unit_terms(text, document.language))))
+            keys.append(" ".join(sorted(identifier_keys(text))))
         with connection.cursor() as cursor:
             cursor.execute(
-                f"UPDATE {Sentence._meta.db_table} AS s SET terms = t.terms "
-                "FROM unnest(%s::bigint[], %s::text[]) AS t(id, terms) WHERE s.id = t.id",
-                [ids, terms],
+                f"UPDATE {Sentence._meta.db_table} AS s SET terms = t.terms, identifier_keys = t.keys "
+                "FROM unnest(%s::bigint[], %s::text[], %s::text[]) AS t(id, terms, keys) WHERE s.id = t.id",
+                [ids, terms, keys],
             )
         document.processed_with = f"text 2, terms 1, {match.group(1)}"
         document.save(update_fields=["processed_with"])
@@ -64,6 +67,15 @@ class Migration(migrations.Migration):
             field=models.TextField(
                 blank=True,
                 help_text="The sentence's stems in its document's language, space-separated (`lexical.pack_terms`); null when stored without them. Used only while the document's processed_with is current.",
+                null=True,
+            ),
+        ),
+        migrations.AddField(
+            model_name="sentence",
+            name="identifier_keys",
+            field=models.TextField(
+                blank=True,
+                help_text="The keys of the identifiers the sentence holds (`identifiers.identifier_keys`), space-separated; null when stored without them. Used only while the document's processed_with is current.",
                 null=True,
             ),
         ),

@@ -15,6 +15,7 @@ from biblioteca.embeddings import Embedder, EmbeddingError, get_embedder
 from biblioteca.ingest import chunks_reembed, directory_ingest, document_ingest
 from biblioteca.models import Chunk, Document, Sentence
 from biblioteca.selectors import chunk_search
+from biblioteca.text.identifiers import identifier_keys
 from biblioteca.text.lexical import unit_terms, unpack_terms
 
 pytestmark = pytest.mark.django_db
@@ -83,12 +84,18 @@ def _stems_as_stored(app: str) -> dict[str, frozenset[str]]:
     return {s.text: unpack_terms(s.terms) for s in Sentence.objects.filter(chunk__document__app=app)}
 
 
-def test_each_sentence_is_stored_with_its_stems_in_its_documents_language():
+def test_each_sentence_is_stored_with_its_stems_in_its_documents_language_and_its_identifier_keys():
     document_ingest(source_path="install.md", content=GUIDE, app="t-stems")
     stems = _stems_as_stored("t-stems")
     assert Document.objects.get(app="t-stems").language == "en"
     assert stems and stems == {text: unit_terms(text, "en") for text in stems}
     assert any(stems.values())
+    keys = {
+        s.text: unpack_terms(s.identifier_keys)
+        for s in Sentence.objects.filter(chunk__document__app="t-stems")
+    }
+    assert keys == {text: identifier_keys(text) for text in keys}
+    assert any(keys.values())
 
 
 def test_a_new_language_for_an_unchanged_document_stems_its_sentences_again():

@@ -281,7 +281,7 @@ def test_existing_sentences_get_their_stems_without_being_embedded_or_chunked_ag
 
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT d.processed_with, s.text, s.terms, s.embedding::text FROM biblioteca_sentence s "
+            "SELECT d.processed_with, s.text, s.terms, s.embedding::text, s.identifier_keys FROM biblioteca_sentence s "
             "JOIN biblioteca_chunk c ON c.id = s.chunk_id JOIN biblioteca_document d ON d.id = c.document_id "
             "WHERE d.app = 't-terms' ORDER BY d.id, s.position"
         )
@@ -293,7 +293,10 @@ def test_existing_sentences_get_their_stems_without_being_embedded_or_chunked_ag
     assert {"configur", "maxconnections"} <= set(current[0][2].split(" ")) | set(
         current[1][2].split(" ")
     )  # folded, stemmed
-    assert all(r[2] is None for r in older)  # stemmed at its next ingest, which processes it again anyway
+    assert "maxconnections" in current[1][4].split(" ")  # the identifier's keys
+    assert all(
+        r[2] is None and r[4] is None for r in older
+    )  # stemmed at its next ingest, which processes it again anyway
     assert all(r[3].startswith("[0.5,") for r in rows)
 
     # The release before writes sentences without stems while this one is rolled out: they have none.

@@ -10,8 +10,8 @@ from biblioteca.passages import (
     grow,
     heading_path_at,
     join,
-    passage_sentence_terms,
     passage_sentences,
+    passage_stored_lines,
 )
 
 DOC = (
@@ -127,9 +127,9 @@ def test_stored_stems_go_to_the_units_that_are_their_whole_sentences():
     stems = {1: [frozenset({"one"}), frozenset({"three"})], 2: [frozenset({"cut"}), frozenset({"six"})]}
     mapped, _ = passage_sentences(joined, spans, {i: np.ones(2, np.float32) for i in spans})
     assert [joined.text[a:b] for a, b in mapped] == ["one two", "three four", "five", "six"]
-    assert passage_sentence_terms(joined, spans, stems) == [{"one"}, {"three"}, None, {"six"}]
+    assert passage_stored_lines(joined, spans, stems) == [{"one"}, {"three"}, None, {"six"}]
 
     with_heading = join([INSTALL, CONFIGURE])
     spans = {2: [(0, 18), (19, 37)], 3: [(0, 13), (14, 31)]}
     stems = {2: [frozenset({"run"}), frozenset({"minut"})], 3: None}
-    assert passage_sentence_terms(with_heading, spans, stems) == [{"run"}, {"minut"}, None, None, None]
+    assert passage_stored_lines(with_heading, spans, stems) == [{"run"}, {"minut"}, None, None, None]

@@ -25,8 +25,9 @@ from biblioteca.retrieval import (
 from biblioteca.search import RetrievedChunk, search
 from biblioteca.selectors import sentences_for_chunks
 from biblioteca.sentence_memory import memory
+from biblioteca.text.identifiers import identifier_keys
 from biblioteca.text.lexical import unit_terms
-from biblioteca.trimming import passage_units
+from biblioteca.trimming import TrimInput, passage_units
 
 pytestmark = pytest.mark.django_db
 
@@ -262,22 +263,29 @@ def test_a_passage_met_for_the_first_time_takes_the_stems_stored_with_its_senten
     while the search finds the document processed under today's versions."""
     question = "How do I reset my password?"
 
+    met: list[TrimInput] = []
+
     def units_terms() -> tuple[tuple[frozenset[str], ...], tuple[str, ...], RetrievedChunk]:
         prepared = retrieval_prepare(question, top_k=5, filters={"app": library})
         passage = next(c for c in prepared.chunks if c.layout is not None and len(c.layout.members) > 1)
         passage_units.cache_clear()  # the passage met for the first time
         stored = sentences_for_chunks(passage.member_ids)
         (trim,) = stored_trim_inputs([passage], query_vector=prepared.query_vector, stored=stored)
+        met.append(trim)
         return trim.unit_terms, trim.units, passage
+
+    def keys_of(unit: int) -> frozenset[str]:
+        return met[-1].identifier_keys[unit]
 
     terms, units, passage = units_terms()
     assert terms == tuple(unit_terms(u, passage.language) for u in units)
     last = Sentence.objects.filter(chunk_id=passage.id).order_by("-position").first()
     assert last.text.strip() in units
 
-    Sentence.objects.filter(pk=last.pk).update(terms="stored")
+    Sentence.objects.filter(pk=last.pk).update(terms="stored", identifier_keys="--stored")
     terms, units, _ = units_terms()
     assert terms[units.index(last.text.strip())] == {"stored"}
+    assert keys_of(units.index(last.text.strip())) == {"--stored"}
     # A sentence stored without its stems (by the release before, while this one rolls out): its chunk's are
     # stemmed anew.
     Sentence.objects.filter(pk=last.pk).update(terms=None)
@@ -289,6 +297,7 @@ def test_a_passage_met_for_the_first_time_takes_the_stems_stored_with_its_senten
     terms, units, passage = units_terms()
     assert passage.processed_with == "text 2, terms 0, chunks 500/50"
     assert terms == tuple(unit_terms(u, passage.language) for u in units)
+    assert met[-1].identifier_keys == tuple(identifier_keys(u) for u in units)
 
 
 def test_the_trimmer_knows_the_level_of_the_heading_a_passage_starts_under(library):

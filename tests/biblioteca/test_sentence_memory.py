@@ -48,11 +48,13 @@ def test_sentences_replaced_or_too_large_are_counted_once_or_not_kept():
     assert len(remembered) == 0 and remembered.size_bytes == 0
 
 
-def test_remembered_stems_count_towards_the_bound():
+def test_remembered_stems_and_keys_count_towards_the_bound():
     remembered = SentenceMemory()
-    stemmed = StoredSentences(((0, 9),), np.ones((1, 4), dtype=np.float32), 1, terms="port listen")
+    stemmed = StoredSentences(
+        ((0, 9),), np.ones((1, 4), dtype=np.float32), 1, terms="port listen", keys="--port"
+    )
     remembered.put(1, stemmed, max_bytes=1000)
-    assert remembered.size_bytes == 16 + 128 + len("port listen") + 256
+    assert remembered.size_bytes == 16 + 128 + len("port listen") + len("--port") + 256
 
 
 @pytest.mark.django_db

@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 
 from biblioteca.text.chunking import chunk_markdown, document_title
+from biblioteca.text.identifiers import identifier_keys
 from biblioteca.text.lexical import unit_terms
 from biblioteca.text.sentences import split_sentence_spans
 from biblioteca.text.version import TERMS_VERSION, TEXT_VERSION
@@ -23,8 +24,8 @@ DATA = Path(__file__).resolve().parent / "data"
 # TEXT_VERSION -> the fingerprint of its output. A change to the chunker or the splitter that fails here changes
 # what is stored: bump TEXT_VERSION and pin the new fingerprint under it.
 PINNED = {1: "66f697ce42e3fbdb", 2: "c4b226553660186a"}
-# TERMS_VERSION -> the fingerprint of the sentences' stems (`unit_terms`), as PINNED.
-PINNED_TERMS = {1: "3e5cc39d4753afeb"}
+# TERMS_VERSION -> the fingerprint of the sentences' stems and identifier keys, as PINNED.
+PINNED_TERMS = {1: "4ad1f481612c134c"}
 
 
 def inputs() -> list[tuple[str, str]]:
@@ -77,7 +78,9 @@ def terms_fingerprint() -> str:
     output = []
     for _, content in inputs():
         for start, end in split_sentence_spans(content):
-            output.append([sorted(unit_terms(content[start:end], language)) for language in ("en", "es", "")])
+            unit = content[start:end]
+            output.append([sorted(unit_terms(unit, language)) for language in ("en", "es", "")])
+            output.append(sorted(identifier_keys(unit)))
     return hashlib.sha256(json.dumps(output, ensure_ascii=False).encode()).hexdigest()[:16]
 
 
@@ -86,7 +89,7 @@ def test_the_sentences_stems_are_the_ones_their_version_pins():
         f"pin TERMS_VERSION {TERMS_VERSION}'s fingerprint: {terms_fingerprint()}"
     )
     assert terms_fingerprint() == PINNED_TERMS[TERMS_VERSION], (
-        "the sentences' stems changed (our code or the stemmer's release): bump TERMS_VERSION in "
+        "the sentences' stems or identifier keys changed (our code or the stemmer's release): bump TERMS_VERSION in "
         f"biblioteca/text/version.py and pin {terms_fingerprint()!r} under it, so that stored stems are not used "
         "until documents are processed again"
     )

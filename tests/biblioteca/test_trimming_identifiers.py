@@ -279,6 +279,29 @@ def test_identifier_units_reports_holders_with_their_companions():
     assert identifier_units([BEST_EN, CLI_EN], (keys,), limit=6, companions=False) == [set(), {4}]
 
 
+def test_identifier_keys_stored_at_ingest_find_the_units_that_keys_worked_out_anew_find():
+    """A passage met for the first time reads its units' keys as ingest stored them, packed; the rule keeps the
+    same units, and a key held by no unit whole (a part of a longer key) finds none."""
+    from biblioteca.text.identifiers import identifier_keys
+    from biblioteca.text.lexical import pack_terms
+
+    def stored(chunk: TrimInput) -> TrimInput:
+        # The same units under other text, so that the passage is met for the first time.
+        moved = replace(chunk, text=" " + chunk.text, spans=[(a + 1, b + 1) for a, b in chunk.spans])
+        return replace(moved, stored_keys=lambda: [pack_terms(identifier_keys(u)) for u in chunk.units])
+
+    for question in ("--assetsInlineLimit?", "What does `build.assetsInlineLimit` default to?", "--inline"):
+        identifiers = question_identifiers(question)
+        anew = identifier_units([BEST_EN, CLI_EN], identifiers, limit=6, companions=True)
+        packed = [stored(BEST_EN), stored(CLI_EN)]
+        assert identifier_units(packed, identifiers, limit=6, companions=True) == anew
+        assert packed[1].identifier_keys == CLI_EN.identifier_keys
+    assert CLI_EN.units_keyed("inlinelimit") == stored(CLI_EN).units_keyed("inlinelimit") == ()
+    assert (
+        stored(CLI_EN).units_keyed("--assetsinlinelimit") == CLI_EN.units_keyed("--assetsinlinelimit") != ()
+    )
+
+
 def test_identifier_units_must_not_be_negative():
     with pytest.raises(ValueError, match="identifier_units"):
         TrimParams(threshold=0.5, identifier_units=-1)
