@@ -197,20 +197,27 @@ def _store_sentences(
     keys."""
     Sentence.objects.bulk_create(
         [
-            Sentence(
-                chunk=chunk,
-                position=i,
-                start_offset=s,
-                end_offset=e,
-                text=chunk.text[s:e],
-                embedding=v,
-                terms=pack_terms(unit_terms(chunk.text[s:e], language)),
-                identifier_keys=pack_terms(identifier_keys(chunk.text[s:e])),
-            )
+            _sentence(chunk, position=i, start=s, end=e, vector=v, language=language)
             for chunk, c, vectors in zip(chunks, prepared, sentence_vectors)
             for i, ((s, e), v) in enumerate(zip(c.sentence_spans, vectors))
         ],
         batch_size=2000,
+    )
+
+
+def _sentence(
+    chunk: Chunk, *, position: int, start: int, end: int, vector: np.ndarray, language: str
+) -> Sentence:
+    text = chunk.text[start:end]
+    return Sentence(
+        chunk=chunk,
+        position=position,
+        start_offset=start,
+        end_offset=end,
+        text=text,
+        embedding=vector,
+        terms=pack_terms(unit_terms(text, language)),
+        identifier_keys=pack_terms(identifier_keys(text)),
     )
 
 

@@ -36,8 +36,8 @@ class Document(models.Model):
     processed_with = models.CharField(
         max_length=64,
         blank=True,
-        help_text="The text pipeline's versions and chunk settings that made its chunks and its sentences' stems; "
-        "blank when not known. A document made under others is processed again at its next ingest.",
+        help_text="The text pipeline's versions and chunk settings that made its chunks and its sentences' stems and "
+        "keys; blank when not known. A document made under others is processed again at its next ingest.",
     )
 
     class Meta:
@@ -53,7 +53,7 @@ class Document(models.Model):
     @staticmethod
     def current_processing() -> str:
         """What `processed_with` says of a document processed now: the text pipeline's versions (chunks and
-        sentences, their stems) and the chunk settings."""
+        sentences, their stems and identifier keys) and the chunk settings."""
         return f"text {TEXT_VERSION}, terms {TERMS_VERSION}, chunks {settings.CHUNK_SIZE}/{settings.CHUNK_OVERLAP}"
 
 

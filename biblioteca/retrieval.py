@@ -23,7 +23,7 @@ from django.conf import settings
 from biblioteca.embeddings import get_embedder
 from biblioteca.language_shift import docs_language_vector, languages_apart
 from biblioteca.models import Document
-from biblioteca.passages import Joined, heading_path_at, passage_sentences, passage_stored_lines
+from biblioteca.passages import heading_path_at, passage_sentences, passage_stored_lines
 from biblioteca.retrieval_cache import retrieval_cache_get, retrieval_cache_key, retrieval_cache_put
 from biblioteca.search import RetrievedChunk, hybrid_params, search
 from biblioteca.selectors import StoredSentences, query_term_weights
@@ -193,48 +193,38 @@ def stored_trim_inputs(
     spans = {i: s.spans for i, s in stored.items()}
     current = Document.current_processing()
     for chunk in chunks:
-        stemmed = chunk.processed_with == current
         if chunk.layout is None:
             sentences = stored.get(chunk.id)
-            inputs.append(
-                trim_input(
-                    chunk,
-                    sentences.spans,
-                    cosines=cosines[chunk.id],
-                    stored_terms=partial(StoredSentences.sentence_terms, sentences) if stemmed else None,
-                    stored_keys=partial(StoredSentences.sentence_keys, sentences) if stemmed else None,
-                )
-                if sentences
-                else None
-            )
+            composed = (sentences.spans, cosines[chunk.id]) if sentences else None
+        else:
+            composed = passage_sentences(chunk.layout, spans, cosines)
+        if composed is None:
+            inputs.append(None)
             continue
-        composed = passage_sentences(chunk.layout, spans, cosines)
-        inputs.append(
-            trim_input(
-                chunk,
-                composed[0],
-                cosines=composed[1],
-                stored_terms=partial(_passage_lines, chunk.layout, stored, StoredSentences.sentence_terms)
-                if stemmed
-                else None,
-                stored_keys=partial(_passage_lines, chunk.layout, stored, StoredSentences.sentence_keys)
-                if stemmed
-                else None,
-            )
-            if composed
-            else None
+        # Stems and keys stored under today's versions, asked for only by a passage met for the first time.
+        lines = (
+            {
+                "stored_terms": _stored_lines(chunk, stored, spans, StoredSentences.sentence_terms),
+                "stored_keys": _stored_lines(chunk, stored, spans, StoredSentences.sentence_keys),
+            }
+            if chunk.processed_with == current
+            else {}
         )
+        inputs.append(trim_input(chunk, composed[0], cosines=composed[1], **lines))
     return inputs
 
 
-def _passage_lines(
-    layout: Joined,
+def _stored_lines(
+    chunk: RetrievedChunk,
     stored: Mapping[int, StoredSentences],
+    spans: Mapping[int, Sequence[tuple[int, int]]],
     lines: Callable[[StoredSentences], list[str] | None],
-) -> list[str | None]:
-    members = {m.chunk_id: stored[m.chunk_id] for m in layout.members}
-    return passage_stored_lines(
-        layout, {i: s.spans for i, s in members.items()}, {i: lines(s) for i, s in members.items()}
+) -> Callable[[], Sequence[str | None] | None]:
+    """What `lines` reads off the chunk's stored sentences, one per unit of its passage."""
+    if chunk.layout is None:
+        return partial(lines, stored[chunk.id])
+    return lambda: passage_stored_lines(
+        chunk.layout, spans, {m.chunk_id: lines(stored[m.chunk_id]) for m in chunk.layout.members}
     )
 
 

@@ -642,8 +642,8 @@ def sentences_for_chunks(chunk_ids: Sequence[int]) -> dict[int, StoredSentences]
 
 # Per chunk, its sentences in position order, each as its start and end offsets (big-endian int4) and its vector
 # as pgvector's binary form gives it (`halfvec_send`, past its two int16 headers: big-endian float16s); and their
-# stems and identifier keys, a line each, unless one was stored without them. Whether those stems are today's is the search's to say,
-# from the document it read: joining the documents here cost 0.8 ms a read, more than half again.
+# stems and identifier keys, a line each, unless one was stored without them. Whether they are today's is the
+# search's to say, from the document it read: joining the documents here cost 0.8 ms a read, more than half again.
 _SENTENCES_SQL = (
     "SELECT c.id, g.generation, s.count, s.packed, s.terms, s.keys FROM {chunks} c "
     "LEFT JOIN {generations} g ON g.app = c.app "

@@ -209,10 +209,11 @@ class TrimInput:
 
     @property
     def unit_terms(self) -> tuple[frozenset[str], ...]:
-        return self._units.terms
+        return self._units.stems.sets()
 
     def units_holding(self, term: str) -> tuple[int, ...]:
-        return self._units.units_holding(term)
+        """The units holding stem `term`, in order."""
+        return self._units.stems.holding(term)
 
     @property
     def markup(self) -> tuple[bool, ...]:
@@ -225,10 +226,11 @@ class TrimInput:
     @property
     def identifier_keys(self) -> tuple[frozenset[str], ...]:
         """Per unit, the keys of the identifiers it holds (`biblioteca.trimming_identifiers`)."""
-        return self._units.identifier_keys
+        return self._units.keys.sets()
 
     def units_keyed(self, key: str) -> tuple[int, ...]:
-        return self._units.units_keyed(key)
+        """The units holding identifier key `key`, in order."""
+        return self._units.keys.holding(key)
 
     @property
     def companions(self) -> tuple[tuple[int, ...], ...]:
@@ -482,12 +484,14 @@ def _option_heading(shapes: Sequence[str], lo: int) -> int | None:
 
 
 class PackedLines:
-    """Per unit, its words (stems or identifier keys) as stored at ingest: sorted, one space apart. A passage met
-    for the first time reads its vocabulary off one split, and the units holding a word off one search for it
-    between spaces in the lines laid end to end: building a set per unit cost about what storing them saved."""
+    """Per unit, its words (stems or identifier keys) packed as ingest stores them: sorted, one space apart. A
+    passage reads its vocabulary off one split, and the units holding a word off one search for it between spaces
+    in the lines laid end to end, once per word: the same passages come back question after question, a word the
+    passage lacks is passed over at once, and building a set per unit cost about what storing them saved."""
 
     def __init__(self, lines: tuple[str, ...]) -> None:
         self.lines = lines
+        self._found: dict[str, tuple[int, ...]] = {}
 
     @cached_property
     def vocabulary(self) -> frozenset[str]:
@@ -497,6 +501,15 @@ class PackedLines:
         return tuple(unpack_terms(line) for line in self.lines)
 
     def holding(self, word: str) -> tuple[int, ...]:
+        """The units holding `word`, in order; only the words the passage holds are remembered."""
+        if word not in self.vocabulary:
+            return ()
+        found = self._found.get(word)
+        if found is None:
+            found = self._found[word] = self._search(word)
+        return found
+
+    def _search(self, word: str) -> tuple[int, ...]:
         text, starts = self._laid
         needle = f" {word} "
         found: list[int] = []
@@ -512,6 +525,17 @@ class PackedLines:
         return "".join(lines), list(accumulate((len(line) for line in lines[:-1]), initial=0))
 
 
+def _packed_lines(
+    units: Sequence[str], anew: Callable[[str], frozenset[str]], known: Sequence[str | None] | None = None
+) -> PackedLines:
+    """Each unit's words packed: as `known` gives them (stored at ingest), or worked out by `anew`."""
+    if known is None:
+        known = [None] * len(units)
+    return PackedLines(
+        tuple(pack_terms(anew(u)) if k is None else k for u, k in zip(units, known, strict=True))
+    )
+
+
 class PassageUnits:
     """A passage's sentence texts and what the rules read off them (shape, stems, markup), worked out once
     per passage: the same passages come back question after question, and looking each unit up anew cost
@@ -522,39 +546,37 @@ class PassageUnits:
         self.shapes = tuple(_unit_shape(u) for u in self.units)
         self.language = language
         self._gaps = tuple(text[a[1] : b[0]] for a, b in zip(spans, spans[1:]))
-        self._holding: dict[str, tuple[int, ...]] = {}
-        self._keyed: dict[str, tuple[int, ...]] = {}
-        self._packed_terms: PackedLines | None = None
-        self._packed_keys: PackedLines | None = None
 
     @cached_property
-    def terms(self) -> tuple[frozenset[str], ...]:
-        if self._packed_terms is not None:
-            return self._packed_terms.sets()
-        return tuple(unit_terms(u, self.language) for u in self.units)
+    def stems(self) -> PackedLines:
+        return _packed_lines(self.units, lambda u: unit_terms(u, self.language))
+
+    @cached_property
+    def keys(self) -> PackedLines:
+        """Per unit, the keys of the identifiers it holds (`biblioteca.trimming_identifiers`)."""
+        return _packed_lines(self.units, identifier_keys)
 
     def offer_terms(self, stored: Callable[[], Sequence[str | None] | None]) -> None:
         """Take the units' stems as stored at ingest (`pack_terms` of `unit_terms` of the same sentence and
         language; None for a whole passage stored without), stemming only the units without: stemming is most of
-        what a passage met for the first time costs, and the stems stay packed (`PackedLines`). Asks nothing once
-        the stems are known."""
-        if self._packed_terms is None and "terms" not in self.__dict__:
-            self._packed_terms = self._packed(stored, lambda u: unit_terms(u, self.language))
+        what a passage met for the first time costs. Asks nothing once the stems are known."""
+        if "stems" not in self.__dict__:
+            self._offer("stems", stored, lambda u: unit_terms(u, self.language))
 
     def offer_keys(self, stored: Callable[[], Sequence[str | None] | None]) -> None:
         """Take the units' identifier keys as stored at ingest, as `offer_terms` takes their stems."""
-        if self._packed_keys is None and "identifier_keys" not in self.__dict__:
-            self._packed_keys = self._packed(stored, identifier_keys)
+        if "keys" not in self.__dict__:
+            self._offer("keys", stored, identifier_keys)
 
-    def _packed(
-        self, stored: Callable[[], Sequence[str | None] | None], anew: Callable[[str], frozenset[str]]
-    ) -> PackedLines | None:
+    def _offer(
+        self,
+        name: str,
+        stored: Callable[[], Sequence[str | None] | None],
+        anew: Callable[[str], frozenset[str]],
+    ) -> None:
         known = stored()
-        if known is None:
-            return None
-        return PackedLines(
-            tuple(pack_terms(anew(u)) if k is None else k for u, k in zip(self.units, known, strict=True))
-        )
+        if known is not None:
+            self.__dict__[name] = _packed_lines(self.units, anew, known)
 
     @cached_property
     def markup(self) -> tuple[bool, ...]:
@@ -564,53 +586,6 @@ class PassageUnits:
     def loose_markup(self) -> tuple[bool, ...]:
         """The markup a run may end on without it: a table's rule stays under the header row kept with it."""
         return tuple(m and shape != "rule" for m, shape in zip(self.markup, self.shapes, strict=True))
-
-    @cached_property
-    def identifier_keys(self) -> tuple[frozenset[str], ...]:
-        if self._packed_keys is not None:
-            return self._packed_keys.sets()
-        return tuple(identifier_keys(u) for u in self.units)
-
-    @cached_property
-    def vocabulary(self) -> frozenset[str]:
-        if self._packed_terms is not None:
-            return self._packed_terms.vocabulary
-        return frozenset().union(*self.terms)
-
-    @cached_property
-    def key_vocabulary(self) -> frozenset[str]:
-        if self._packed_keys is not None:
-            return self._packed_keys.vocabulary
-        return frozenset().union(*self.identifier_keys)
-
-    def units_holding(self, term: str) -> tuple[int, ...]:
-        """The units holding stem `term`, in order, each found once per passage: the same passages come back
-        question after question, and a term the passage lacks is passed over at once. Indexing every stem of a
-        passage met for the first time cost more than looking up the few a question has."""
-        if term not in self.vocabulary:
-            return ()
-        found = self._holding.get(term)
-        if found is None:
-            if self._packed_terms is not None:
-                found = self._packed_terms.holding(term)
-            else:
-                found = tuple(i for i, held in enumerate(self.terms) if term in held)
-            self._holding[term] = found
-        return found
-
-    def units_keyed(self, key: str) -> tuple[int, ...]:
-        """The units holding identifier key `key`, in order, found once per passage as `units_holding` finds
-        stems."""
-        if key not in self.key_vocabulary:
-            return ()
-        found = self._keyed.get(key)
-        if found is None:
-            if self._packed_keys is not None:
-                found = self._packed_keys.holding(key)
-            else:
-                found = tuple(i for i, held in enumerate(self.identifier_keys) if key in held)
-            self._keyed[key] = found
-        return found
 
     @cached_property
     def is_heading(self) -> np.ndarray:

@@ -84,7 +84,7 @@ class Migration(migrations.Migration):
             name="processed_with",
             field=models.CharField(
                 blank=True,
-                help_text="The text pipeline's versions and chunk settings that made its chunks and its sentences' stems; blank when not known. A document made under others is processed again at its next ingest.",
+                help_text="The text pipeline's versions and chunk settings that made its chunks and its sentences' stems and keys; blank when not known. A document made under others is processed again at its next ingest.",
                 max_length=64,
             ),
         ),

@@ -398,7 +398,7 @@ def test_a_passage_finds_the_units_holding_a_stem_in_order_and_remembers_only_it
     assert c.units_holding("absent") == ()
     assert c.units_holding("port") is c.units_holding("port")
     # A stem the passage lacks is not remembered: questions bring endless words, a passage holds few.
-    assert set(c._units._holding) == {"port", "unrel"}
+    assert set(c._units.stems._found) == {"port", "unrel"}
 
 
 def test_a_passage_takes_the_stems_stored_with_its_sentences_and_stems_only_the_units_without():
