@@ -23,7 +23,7 @@ from django.conf import settings
 from biblioteca.embeddings import get_embedder
 from biblioteca.language_shift import docs_language_vector, languages_apart
 from biblioteca.models import Document
-from biblioteca.passages import heading_path_at, passage_sentences, passage_stored_lines
+from biblioteca.passages import Joined, heading_path_at, passage_sentences, passage_stored_lines
 from biblioteca.retrieval_cache import retrieval_cache_get, retrieval_cache_key, retrieval_cache_put
 from biblioteca.search import RetrievedChunk, hybrid_params, search
 from biblioteca.selectors import StoredSentences, query_term_weights
@@ -220,12 +220,21 @@ def _stored_lines(
     spans: Mapping[int, Sequence[tuple[int, int]]],
     lines: Callable[[StoredSentences], list[str] | None],
 ) -> Callable[[], Sequence[str | None] | None]:
-    """What `lines` reads off the chunk's stored sentences, one per unit of its passage."""
+    """What `lines` reads off the chunk's stored sentences, one per unit of its passage. Partials, not closures:
+    a calibration sweep pickles its trim inputs between runs (bench/calibrate_trim.py)."""
     if chunk.layout is None:
         return partial(lines, stored[chunk.id])
-    return lambda: passage_stored_lines(
-        chunk.layout, spans, {m.chunk_id: lines(stored[m.chunk_id]) for m in chunk.layout.members}
-    )
+    members = {m.chunk_id: stored[m.chunk_id] for m in chunk.layout.members}
+    return partial(_passage_lines, chunk.layout, spans, members, lines)
+
+
+def _passage_lines(
+    layout: Joined,
+    spans: Mapping[int, Sequence[tuple[int, int]]],
+    members: Mapping[int, StoredSentences],
+    lines: Callable[[StoredSentences], list[str] | None],
+) -> list[str | None]:
+    return passage_stored_lines(layout, spans, {chunk_id: lines(s) for chunk_id, s in members.items()})
 
 
 def trim_input(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 from dataclasses import asdict, replace
 
 import pytest
@@ -298,6 +299,21 @@ def test_a_passage_met_for_the_first_time_takes_the_stems_stored_with_its_senten
     assert passage.processed_with == "text 2, terms 0, chunks 500/50"
     assert terms == tuple(unit_terms(u, passage.language) for u in units)
     assert met[-1].identifier_keys == tuple(identifier_keys(u) for u in units)
+
+
+def test_trim_inputs_survive_pickling_with_their_stored_stems_unasked(library):
+    """A calibration sweep keeps its trim inputs in var/ between runs (bench/calibrate_trim.py); what a passage
+    asks of its stored sentences goes with it, and gives the same units and stems after the trip."""
+    prepared = retrieval_prepare("How do I reset my password?", top_k=5, filters={"app": library})
+    assert any(c.layout is not None and len(c.layout.members) > 1 for c in prepared.chunks)
+    inputs = stored_trim_inputs(prepared.chunks, query_vector=prepared.query_vector)
+    assert all(t.stored_terms is not None for t in inputs)
+    passage_units.cache_clear()
+    copies = pickle.loads(pickle.dumps(inputs))
+    assert [c.stored_terms() for c in copies] == [t.stored_terms() for t in inputs]
+    assert [(c.units, c.unit_terms, c.identifier_keys) for c in copies] == [
+        (t.units, t.unit_terms, t.identifier_keys) for t in inputs
+    ]
 
 
 def test_the_trimmer_knows_the_level_of_the_heading_a_passage_starts_under(library):
