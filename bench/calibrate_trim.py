@@ -13,6 +13,7 @@ keeps the floors (`--floor` on prose, `--docs-floor` on documentation) in every 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import io
 import itertools
 import json
@@ -261,15 +262,19 @@ def cached_cases(
     fresh: bool,
     loaders: dict[str, Callable] | None = None,
     langs: tuple[str, ...] = ("en", "es"),
+    variant: str = "",
 ) -> dict[str, tuple[list[Case], Callable]]:
-    """Retrieval for ~1,350 questions takes minutes on a CPU: keep it in var/ between runs."""
+    """Retrieval for ~1,350 questions takes minutes on a CPU: keep it in var/ between runs (`variant` names
+    which questions, when a dataset's name does not)."""
     mode = f"{'hybrid' if settings.RETRIEVAL_HYBRID else 'vector'}-p{settings.RETRIEVAL_PASSAGE_WORDS}"
     loaders = loaders or docs_qa.DATASETS
     out = {}
     for dataset in datasets:
         for lang in langs:
             path = (
-                _django.ROOT / "var" / f"calibration-{dataset}-{lang}-k{top_k}-{mode}-{limit or 'all'}.pickle"
+                _django.ROOT
+                / "var"
+                / f"calibration-{dataset}{variant and '-' + variant}-{lang}-k{top_k}-{mode}-{limit or 'all'}.pickle"
             )
             if path.exists() and not fresh:
                 cases = CaseUnpickler(io.BytesIO(path.read_bytes())).load()
@@ -280,6 +285,26 @@ def cached_cases(
                 path.write_bytes(pickle.dumps(cases))
             out[f"{dataset}-{lang}"] = (cases, hit)
     return out
+
+
+def custom_cases(
+    qa_files: list[Path], corpus: str, *, top_k: int, limit: int | None, fresh: bool, langs: tuple[str, ...]
+) -> dict[str, tuple[list[Case], Callable]]:
+    """`cached_cases` for your own labelled questions over `corpus`. Each corpus gets its own apps and each set of
+    questions its own cases in var/: two held-out sets run one after the other never share either."""
+
+    def custom(langs: list[str]) -> tuple[dict[str, Path], list, Callable]:
+        found = [docs_qa.custom(path, corpus, langs) for path in qa_files]
+        return found[0][0], [q for f in found for q in f[1]], found[0][2]
+
+    name = f"custom-{_digest(corpus.encode())}"
+    questions = _digest(b"".join(path.read_bytes() for path in qa_files))
+    cases = cached_cases([name], top_k, limit, fresh, {name: custom}, langs, variant=questions)
+    return {key.replace(name, "custom"): value for key, value in cases.items()}
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha1(data).hexdigest()[:8]
 
 
 def floor_for(name: str, args: argparse.Namespace) -> float:
@@ -321,12 +346,13 @@ def main() -> None:
         if not args.corpus:
             parser.error("--qa-file needs --corpus")
 
-        def custom(langs: list[str]) -> tuple[dict[str, Path], list, Callable]:
-            found = [docs_qa.custom(path, args.corpus, langs) for path in args.qa_file]
-            return found[0][0], [q for f in found for q in f[1]], found[0][2]
-
-        extra = cached_cases(
-            ["custom"], args.top_k, args.limit, args.fresh, {"custom": custom}, tuple(args.langs)
+        extra = custom_cases(
+            args.qa_file,
+            args.corpus,
+            top_k=args.top_k,
+            limit=args.limit,
+            fresh=args.fresh,
+            langs=tuple(args.langs),
         )
         held_out = set(extra)
         sets.update(extra)

@@ -130,14 +130,9 @@ def main() -> None:
 
     sets = calibrate_trim.cached_cases(args.datasets, args.top_k, None, False, langs=tuple(args.langs))
     if args.qa_file:
-
-        def custom(langs: list[str]):
-            found = [docs_qa.custom(path, args.corpus, langs) for path in args.qa_file]
-            return found[0][0], [q for f in found for q in f[1]], found[0][2]
-
         sets.update(
-            calibrate_trim.cached_cases(
-                ["custom"], args.top_k, None, False, {"custom": custom}, tuple(args.langs)
+            calibrate_trim.custom_cases(
+                args.qa_file, args.corpus, top_k=args.top_k, limit=None, fresh=False, langs=tuple(args.langs)
             )
         )
     with override_settings(**docs_qa.parse_config(args.set)):
