@@ -341,7 +341,18 @@ _MARKUP = re.compile(
 
 @lru_cache(maxsize=50_000)
 def _unit_shape(unit: str) -> str:
-    return _shape(unit.lstrip())
+    return _shape(_content(unit))
+
+
+@lru_cache(maxsize=50_000)
+def _content(unit: str) -> str:
+    """The unit from its first line that is not bare markup: MDX wraps a procedure in `<Steps>` with no blank
+    line, so CommonMark reads `<Steps>` and the first step as one HTML block, and the step is still a step."""
+    lines = unit.lstrip().split("\n")
+    start = 0
+    while start < len(lines) - 1 and is_markup(lines[start]):
+        start += 1
+    return "\n".join(lines[start:]).lstrip() if start else unit.lstrip()
 
 
 @lru_cache(maxsize=50_000)
@@ -614,7 +625,7 @@ class PassageUnits:
     def numbered(self) -> tuple[bool, ...]:
         """Per unit, whether it is a step of a numbered list."""
         return tuple(
-            shape == "item" and _NUMBERED_ITEM.match(unit) is not None
+            shape == "item" and _NUMBERED_ITEM.match(_content(unit)) is not None
             for unit, shape in zip(self.units, self.shapes, strict=True)
         )
 

@@ -971,6 +971,21 @@ def test_a_kept_step_of_a_numbered_list_keeps_the_steps_after_it_up_to_the_limit
     )
 
 
+def test_a_step_mdx_wraps_in_a_component_tag_is_still_a_step():
+    """`<Steps>` on the line above `1.` makes CommonMark read both as one HTML block: one unit."""
+    wrapped = spaced(
+        [("<Steps>\n1. Install the plugin:", 0.95), ("2. Add it to the config.", 0.3), ("Unrelated.", 0.3)],
+        ["\n", "\n\n"],
+    )
+    assert wrapped.shapes[0] == "item"
+    assert wrapped.numbered[:2] == (True, True)
+    kept = trim_one(wrapped, threshold=0.9, window=0, companions=False, next_steps=1)
+    assert kept == "<Steps>\n1. Install the plugin:\n2. Add it to the config."
+    note = spaced([(":::note\n- not a step but an item", 0.9), ("</Steps>", 0.3)], ["\n"])
+    assert note.shapes == ("item", "prose")
+    assert note.markup == (False, True)
+
+
 REASON = spaced(
     [
         ("Vite needs Node 20.", 0.95),
