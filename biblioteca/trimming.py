@@ -348,11 +348,12 @@ def _unit_shape(unit: str) -> str:
 def _content(unit: str) -> str:
     """The unit from its first line that is not bare markup: MDX wraps a procedure in `<Steps>` with no blank
     line, so CommonMark reads `<Steps>` and the first step as one HTML block, and the step is still a step."""
-    lines = unit.lstrip().split("\n")
+    text = unit.lstrip()
+    lines = text.split("\n")
     start = 0
-    while start < len(lines) - 1 and is_markup(lines[start]):
+    while start < len(lines) - 1 and is_markup(lines[start]) and not _TABLE_ROW.match(lines[start]):
         start += 1
-    return "\n".join(lines[start:]).lstrip() if start else unit.lstrip()
+    return "\n".join(lines[start:]).lstrip() if start else text
 
 
 @lru_cache(maxsize=50_000)

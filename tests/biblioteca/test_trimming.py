@@ -984,6 +984,8 @@ def test_a_step_mdx_wraps_in_a_component_tag_is_still_a_step():
     note = spaced([(":::note\n- not a step but an item", 0.9), ("</Steps>", 0.3)], ["\n"])
     assert note.shapes == ("item", "prose")
     assert note.markup == (False, True)
+    ruled = spaced([("|---|---|\n- an item", 0.9), ("After.", 0.3)], ["\n\n"])
+    assert ruled.shapes == ("row", "prose")  # a table's rule has no words, but it is no wrapper
 
 
 REASON = spaced(
