@@ -224,17 +224,18 @@ def _stored_lines(
     a calibration sweep pickles its trim inputs between runs (bench/calibrate_trim.py)."""
     if chunk.layout is None:
         return partial(lines, stored[chunk.id])
-    members = {m.chunk_id: stored[m.chunk_id] for m in chunk.layout.members}
-    return partial(_passage_lines, chunk.layout, spans, members, lines)
+    return partial(_passage_lines, chunk.layout, spans, stored, lines)
 
 
 def _passage_lines(
     layout: Joined,
     spans: Mapping[int, Sequence[tuple[int, int]]],
-    members: Mapping[int, StoredSentences],
+    stored: Mapping[int, StoredSentences],
     lines: Callable[[StoredSentences], list[str] | None],
 ) -> list[str | None]:
-    return passage_stored_lines(layout, spans, {chunk_id: lines(s) for chunk_id, s in members.items()})
+    return passage_stored_lines(
+        layout, spans, {m.chunk_id: lines(stored[m.chunk_id]) for m in layout.members}
+    )
 
 
 def trim_input(
