@@ -51,7 +51,14 @@ def kept_sets(case: calibrate_trim.Case, params: TrimParams) -> tuple[list, list
     companions), so no rule is restated here."""
     full = calibrate_trim.trim_case(case, params)
     unwidened = replace(
-        params, window=0, paragraph_follow=0, reason_follow=0, gap_words=0, paragraph_start=0, next_steps=0
+        params,
+        window=0,
+        paragraph_follow=0,
+        reason_follow=0,
+        gap_words=0,
+        paragraph_start=0,
+        next_steps=0,
+        earlier_steps=0,
     )
     alone = calibrate_trim.trim_case(case, replace(unwidened, companions=False))
     paired = calibrate_trim.trim_case(case, unwidened)

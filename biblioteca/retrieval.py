@@ -97,6 +97,7 @@ def resolve_trim_params(
         gap_words=settings.RETRIEVAL_TRIM_GAP_WORDS,
         paragraph_start=settings.RETRIEVAL_TRIM_PARAGRAPH_START,
         next_steps=settings.RETRIEVAL_TRIM_NEXT_STEPS,
+        earlier_steps=settings.RETRIEVAL_TRIM_EARLIER_STEPS,
     )
 
 

@@ -59,6 +59,9 @@ Beyond it, query-level rules (all optional):
   default." names nothing;
 - `next_steps`: a kept step of a numbered list keeps up to this many steps after it: a procedure read to the
   step that matched stops short of the one that finishes it ("Select the pallet", then "Select the query");
+- `earlier_steps`: a kept step of a numbered list keeps up to this many steps before it, back to the list's first
+  (over the commands and notes the steps hold, within the section): "3. Import the data" answers how to import
+  only after "1. Install the plugin" and "2. Register it";
 - `identifier_units`: the units holding an identifier the question names (`--assetsInlineLimit`,
   `import.meta.hot.prune`) are kept, and a passage holding one is not dropped, when at most this many units hold
   it across the passages (`biblioteca.trimming_identifiers`); 0 turns it off.
@@ -124,6 +127,7 @@ class TrimParams:
     gap_words: int = 0
     paragraph_start: int = 0
     next_steps: int = 0
+    earlier_steps: int = 0
 
     def __post_init__(self) -> None:
         if not -1.0 <= self.threshold <= 1.0:
@@ -145,6 +149,7 @@ class TrimParams:
             "gap_words",
             "paragraph_start",
             "next_steps",
+            "earlier_steps",
         ):
             if getattr(self, name) < 0:
                 raise TrimParamError(name, "must be >= 0")
@@ -249,6 +254,10 @@ class TrimInput:
         return self._units.numbered
 
     @property
+    def first_step(self) -> tuple[bool, ...]:
+        return self._units.first_step
+
+    @property
     def is_heading(self) -> np.ndarray:
         return self._units.is_heading
 
@@ -325,6 +334,7 @@ def select_sentences(
 _ORDERED_MARKER = r"\d{1,9}[.)][ \t]"
 _ITEM = re.compile(rf"(?:[-*+][ \t]|{_ORDERED_MARKER})")
 _NUMBERED_ITEM = re.compile(rf"\s*{_ORDERED_MARKER}")
+_FIRST_STEP = re.compile(r"\s*0*1[.)][ \t]")
 # MDN's definition lists: a term's item, then its definition nested under it as an item opening with a colon
 _DEFINITION = re.compile(r"[-*+][ \t]+:[ \t]")
 _TABLE_ROW = re.compile(r"\|")
@@ -631,6 +641,13 @@ class PassageUnits:
         )
 
     @cached_property
+    def first_step(self) -> tuple[bool, ...]:
+        """Per unit, whether it is the first step of a numbered list (`1.`)."""
+        return tuple(
+            n and _FIRST_STEP.match(_content(u)) is not None for u, n in zip(self.units, self.numbered)
+        )
+
+    @cached_property
     def scored(self) -> np.ndarray:
         """Indices of the units with a vector of their own: every one but the headings."""
         return np.array([i for i, shape in enumerate(self.shapes) if shape != "heading"], dtype=np.intp)
@@ -857,6 +874,8 @@ def trim_chunks(
             kept |= paragraph_openings(kept, chunk, reach=params.paragraph_start)
         if params.next_steps:
             kept |= next_steps(kept, chunk, reach=params.next_steps)
+        if params.earlier_steps:
+            kept |= earlier_steps(kept, chunk, reach=params.earlier_steps)
         out.append(_kept(chunk, kept, params))
     return out
 
@@ -888,6 +907,26 @@ def next_steps(kept: set[int], chunk: TrimInput, *, reach: int) -> set[int]:
         while j < len(numbered) and j - i <= reach and numbered[j]:
             out.add(j)
             j += 1
+    return out
+
+
+def earlier_steps(kept: set[int], chunk: TrimInput, *, reach: int) -> set[int]:
+    """For each kept step of a numbered list, up to `reach` steps before it, back to its list's first step. The
+    walk passes over what the steps hold (MDX's `<Steps>` put each step's command and notes between the steps)
+    and stops at a heading."""
+    numbered, first, shapes = chunk.numbered, chunk.first_step, chunk.shapes
+    out: set[int] = set()
+    for i in kept:
+        if not numbered[i] or first[i]:
+            continue
+        j, found = i - 1, 0
+        while j >= 0 and found < reach and shapes[j] != "heading":
+            if numbered[j]:
+                out.add(j)
+                found += 1
+                if first[j]:
+                    break
+            j -= 1
     return out
 
 

@@ -971,6 +971,51 @@ def test_a_kept_step_of_a_numbered_list_keeps_the_steps_after_it_up_to_the_limit
     )
 
 
+PROCEDURE = spaced(
+    [
+        ("1. An older list's step.", 0.3),
+        ("## Import YAML", 0.0),
+        ("1. Install the plugin:", 0.3),
+        ("```sh\nnpm i yaml-plugin\n```", 0.3),
+        ("2. Register it in the config:", 0.3),
+        ("```js\nplugins: [yaml()]\n```", 0.3),
+        ("3. Import the data file.", 0.95),
+        ("4. Read its keys.", 0.3),
+    ],
+    ["\n\n", "\n\n", "\n", "\n", "\n", "\n", "\n"],
+)
+
+
+def test_a_kept_step_keeps_the_steps_before_it_over_what_they_hold():
+    steps = dict(threshold=0.9, window=0, companions=False, trim_markup=True)
+    assert trim_one(PROCEDURE, **steps) == "3. Import the data file."
+    assert trim_one(PROCEDURE, **steps, earlier_steps=1) == (
+        "2. Register it in the config:\n\n[...]\n\n3. Import the data file."
+    )
+    both = trim_one(PROCEDURE, **steps, earlier_steps=5, next_steps=1)
+    assert both == (
+        "1. Install the plugin:\n\n[...]\n\n2. Register it in the config:\n\n[...]\n\n"
+        "3. Import the data file.\n4. Read its keys."
+    )  # the heading above the list stops the walk: the older list's step stays out
+
+
+def test_earlier_steps_stop_at_their_list_s_first_step():
+    lists = spaced(
+        [
+            ("1. Clone it.", 0.3),
+            ("2. Build it.", 0.3),
+            ("Then, to test:", 0.3),
+            ("1. Run it.", 0.3),
+            ("2. Check the log.", 0.95),
+        ],
+        ["\n", "\n\n", "\n\n", "\n"],
+    )
+    kept = trim_one(lists, threshold=0.9, window=0, companions=False, earlier_steps=3)
+    assert kept == "1. Run it.\n2. Check the log."
+    first = spaced([("1. Run it.", 0.95), ("2. Check the log.", 0.3)], ["\n"])
+    assert trim_one(first, threshold=0.9, window=0, companions=False, earlier_steps=3) == "1. Run it."
+
+
 def test_a_step_mdx_wraps_in_a_component_tag_is_still_a_step():
     """`<Steps>` on the line above `1.` makes CommonMark read both as one HTML block: one unit."""
     wrapped = spaced(
@@ -1020,6 +1065,8 @@ def test_the_follow_rules_reject_negative_counts():
         TrimParams(threshold=0.5, paragraph_start=-1)
     with pytest.raises(ValueError, match="next_steps"):
         TrimParams(threshold=0.5, next_steps=-1)
+    with pytest.raises(ValueError, match="earlier_steps"):
+        TrimParams(threshold=0.5, earlier_steps=-1)
 
 
 def test_a_negative_heading_weight_is_refused():

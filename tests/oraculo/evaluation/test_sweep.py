@@ -25,6 +25,7 @@ def seed_trimming(settings):
     settings.RETRIEVAL_TRIM_GAP_WORDS = 0
     settings.RETRIEVAL_TRIM_PARAGRAPH_START = 0
     settings.RETRIEVAL_TRIM_NEXT_STEPS = 0
+    settings.RETRIEVAL_TRIM_EARLIER_STEPS = 0
 
 
 @pytest.mark.django_db
