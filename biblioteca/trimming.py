@@ -45,7 +45,9 @@ Beyond it, query-level rules (all optional):
   page's opening lines over its `##` sections), which introduces it. Supporting passages are cut by their own
   bar throughout. Needs `passage_margin`;
 - `trim_markup`: bare markup (an HTML tag line, an admonition fence, an include directive) is not kept at the
-  edge of a kept run: a window should widen a run by words, not by `</div>`;
+  edge of a kept run: a window should widen a run by words, not by `</div>`. A run that reaches an admonition's
+  or content tab's opening line (`:::note`, `/// tip`, `!!! warning`, `=== "Python"`) from the text above it
+  goes on to the box's first line instead, since the marker says nothing alone;
 - `paragraph_follow`: a kept passage's best unit also keeps up to this many of the sentences after it in its
   paragraph: a paragraph develops its first claim (`It asks you questions and writes a package.json.` ... `Use
   -y to skip them.`), and the window stops one sentence short;
@@ -258,6 +260,10 @@ class TrimInput:
         return self._units.first_step
 
     @property
+    def opens_box(self) -> tuple[bool, ...]:
+        return self._units.opens_box
+
+    @property
     def is_heading(self) -> np.ndarray:
         return self._units.is_heading
 
@@ -335,6 +341,10 @@ _ORDERED_MARKER = r"\d{1,9}[.)][ \t]"
 _ITEM = re.compile(rf"(?:[-*+][ \t]|{_ORDERED_MARKER})")
 _NUMBERED_ITEM = re.compile(rf"\s*{_ORDERED_MARKER}")
 _FIRST_STEP = re.compile(r"\s*0*1[.)][ \t]")
+# The opening line of an admonition or content tab: a fence with a name (a closing `:::` or `///` has none)
+_BOX_OPENER = re.compile(
+    r"\s*(?:(?::{3,}|/{3}|!!!|\?{3}\+?)[ \t]*[A-Za-z][^\n]*|={3}[+!]?[ \t]+\"[^\"\n]*\")\s*"
+)
 # MDN's definition lists: a term's item, then its definition nested under it as an item opening with a colon
 _DEFINITION = re.compile(r"[-*+][ \t]+:[ \t]")
 _TABLE_ROW = re.compile(r"\|")
@@ -648,6 +658,11 @@ class PassageUnits:
         )
 
     @cached_property
+    def opens_box(self) -> tuple[bool, ...]:
+        """Per unit, whether it is an admonition's or content tab's opening line, alone."""
+        return tuple(m and _BOX_OPENER.fullmatch(u) is not None for u, m in zip(self.units, self.markup))
+
+    @cached_property
     def scored(self) -> np.ndarray:
         """Indices of the units with a vector of their own: every one but the headings."""
         return np.array([i for i, shape in enumerate(self.shapes) if shape != "heading"], dtype=np.intp)
@@ -876,6 +891,8 @@ def trim_chunks(
             kept |= next_steps(kept, chunk, reach=params.next_steps)
         if params.earlier_steps:
             kept |= earlier_steps(kept, chunk, reach=params.earlier_steps)
+        if params.trim_markup:
+            kept |= into_boxes(kept, chunk)
         out.append(_kept(chunk, kept, params))
     return out
 
@@ -928,6 +945,23 @@ def earlier_steps(kept: set[int], chunk: TrimInput, *, reach: int) -> set[int]:
                     break
             j -= 1
     return out
+
+
+def into_boxes(kept: set[int], chunk: TrimInput) -> set[int]:
+    """For each kept run that reaches an admonition's or content tab's opening line from the text above it and
+    stops there, the box's first unit: a window that reaches `:::note` meant the note, not its marker."""
+    opens, markup = chunk.opens_box, chunk.markup
+    n = len(opens)
+    return {
+        i + 1
+        for i in kept
+        if opens[i]
+        and i + 1 < n
+        and i + 1 not in kept
+        and not markup[i + 1]
+        and i - 1 in kept
+        and not markup[i - 1]
+    }
 
 
 def follow_on(best: int, chunk: TrimInput, *, paragraph: int, reason: int) -> range:

@@ -1016,6 +1016,40 @@ def test_earlier_steps_stop_at_their_list_s_first_step():
     assert trim_one(first, threshold=0.9, window=0, companions=False, earlier_steps=3) == "1. Run it."
 
 
+NOTE = spaced(
+    [
+        ("Deploy with Buddy, a CI service.", 0.95),
+        (":::note", 0.3),
+        ("Buddy does not host your site.", 0.3),
+        ("It hands the build to a host.", 0.3),
+        (":::", 0.3),
+        ("Unrelated.", 0.3),
+    ],
+    ["\n\n", "\n", " ", "\n", "\n\n"],
+)
+
+
+def test_a_window_reaching_an_admonition_s_opening_line_reaches_its_first_line():
+    kept = trim_one(NOTE, threshold=0.9, window=1, companions=False, trim_markup=True)
+    assert kept == "Deploy with Buddy, a CI service.\n\n:::note\nBuddy does not host your site."
+    raw = trim_one(NOTE, threshold=0.9, window=1, companions=False, trim_markup=False)
+    assert raw == "Deploy with Buddy, a CI service.\n\n:::note"
+
+
+def test_only_an_opening_line_with_a_name_leads_into_a_box():
+    assert NOTE.opens_box == (False, True, False, False, False, False)
+    openers = ["/// tip | Consejo", '!!! warning "Careful"', "???+ note", '=== "Python"', "::: tip Title"]
+    closers = ["///", ":::", "<Steps>", "{* ../docs_src/app.py *}"]
+    for line in openers + closers:
+        unit = spaced([("Before.", 0.95), (line, 0.3), ("After.", 0.3)], ["\n", "\n"])
+        assert unit.opens_box[1] is (line in openers), line
+    closing = spaced(
+        [("The last line of a note.", 0.95), (":::", 0.3), ("After the note.", 0.3)], ["\n", "\n\n"]
+    )
+    kept = trim_one(closing, threshold=0.9, window=1, companions=False, trim_markup=True)
+    assert kept == "The last line of a note."
+
+
 def test_a_step_mdx_wraps_in_a_component_tag_is_still_a_step():
     """`<Steps>` on the line above `1.` makes CommonMark read both as one HTML block: one unit."""
     wrapped = spaced(
