@@ -44,7 +44,7 @@ from biblioteca.retrieval import (  # noqa: E402
 from biblioteca.search import RetrievedChunk  # noqa: E402
 from biblioteca.selectors import query_term_weights  # noqa: E402
 from biblioteca.text.identifiers import question_identifiers  # noqa: E402
-from biblioteca.text.question_words import asks_reason  # noqa: E402
+from biblioteca.text.question_words import asks_how, asks_reason  # noqa: E402
 from biblioteca.text.tokens import count_tokens  # noqa: E402
 from biblioteca.trimming import TrimInput, TrimOutput, TrimParams, trim_chunks  # noqa: E402
 
@@ -113,6 +113,7 @@ def trim_case(case: Case, params: TrimParams) -> list[TrimOutput]:
         case.query_terms,
         identifiers=question_identifiers(case.question),
         asks_reason=asks_reason(case.question),
+        asks_how=asks_how(case.question),
         search_scores=[c.score for c in case.chunks],
     )
 

@@ -49,7 +49,7 @@ from biblioteca.retrieval import (  # noqa: E402
 )
 from biblioteca.search import search  # noqa: E402
 from biblioteca.text.identifiers import question_identifiers  # noqa: E402
-from biblioteca.text.question_words import asks_reason  # noqa: E402
+from biblioteca.text.question_words import asks_how, asks_reason  # noqa: E402
 from biblioteca.text.sentences import split_sentence_spans  # noqa: E402
 from biblioteca.text.tokens import count_tokens  # noqa: E402
 from biblioteca.trimming import TrimInput, trim_chunks  # noqa: E402
@@ -226,6 +226,7 @@ def seed_comparison(questions: list[tuple[str, str]], vectors: list[np.ndarray],
             query_terms=trim_terms(question, params=params, filters={"app": app}, chunks=chunks),
             identifiers=question_identifiers(question),
             asks_reason=asks_reason(question),
+            asks_how=asks_how(question),
         )
         stored.append((time.perf_counter() - started) * 1000)
         started = time.perf_counter()

@@ -59,6 +59,7 @@ def kept_sets(case: calibrate_trim.Case, params: TrimParams) -> tuple[list, list
         paragraph_start=0,
         next_steps=0,
         earlier_steps=0,
+        how_steps=0,
     )
     alone = calibrate_trim.trim_case(case, replace(unwidened, companions=False))
     paired = calibrate_trim.trim_case(case, unwidened)

@@ -30,7 +30,7 @@ from biblioteca.selectors import StoredSentences, query_term_weights
 from biblioteca.sentence_memory import stored_sentences_at
 from biblioteca.text.chunking import heading_level
 from biblioteca.text.identifiers import question_identifiers
-from biblioteca.text.question_words import asks_reason
+from biblioteca.text.question_words import asks_how, asks_reason
 from biblioteca.text.sentences import split_sentence_spans
 from biblioteca.text.tokens import count_tokens
 from biblioteca.trimming import TrimInput, TrimParams, trim_chunks
@@ -98,6 +98,7 @@ def resolve_trim_params(
         paragraph_start=settings.RETRIEVAL_TRIM_PARAGRAPH_START,
         next_steps=settings.RETRIEVAL_TRIM_NEXT_STEPS,
         earlier_steps=settings.RETRIEVAL_TRIM_EARLIER_STEPS,
+        how_steps=settings.RETRIEVAL_TRIM_HOW_STEPS,
     )
 
 
@@ -110,13 +111,14 @@ def trim_retrieved(
     query_terms: Mapping[str, float] | None = None,
     identifiers: Sequence[frozenset[str]] = (),
     asks_reason: bool = False,
+    asks_how: bool = False,
 ) -> tuple[list[RetrievedChunk], int]:
     """Trimmed copies of `chunks` (dropped ones left out) and how many embedding calls the trimmer made.
 
     `stored` lets a caller that trims the same chunks many times (a calibration sweep) load them once;
     `query_terms` are the question's weighted terms (`query_term_weights`) for the lexical evidence;
     `identifiers` the identifiers it names (`question_identifiers`), whose units are kept; `asks_reason`
-    whether it asks why (`asks_reason`).
+    whether it asks why (`asks_reason`), `asks_how` whether it asks how (`asks_how`).
     """
     inputs = stored_trim_inputs(chunks, query_vector=query_vector, stored=stored)
     missing = [i for i, item in enumerate(inputs) if item is None]
@@ -140,6 +142,7 @@ def trim_retrieved(
         query_terms,
         identifiers=identifiers,
         asks_reason=asks_reason,
+        asks_how=asks_how,
         search_scores=[chunk.score for chunk in chunks],
     )
     trimmed = [
@@ -419,6 +422,7 @@ def retrieval_trim(
         query_terms=prepared.query_terms(params),
         identifiers=question_identifiers(prepared.query),
         asks_reason=asks_reason(prepared.query),
+        asks_how=asks_how(prepared.query),
     )
     trim_ms = (time.perf_counter() - started) * 1000
     return TrimmedRetrieval(

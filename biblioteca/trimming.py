@@ -61,6 +61,9 @@ Beyond it, query-level rules (all optional):
   default." names nothing;
 - `next_steps`: a kept step of a numbered list keeps up to this many steps after it: a procedure read to the
   step that matched stops short of the one that finishes it ("Select the pallet", then "Select the query");
+- `how_steps`: for a question asking how (`asks_how`), a kept passage's best unit also keeps up to this many steps
+  of a numbered list that starts right after it in its section (within `_PROCEDURE_GAP` units): "you can be
+  notified only for one vendor's items" is followed by the steps that set it up;
 - `earlier_steps`: a kept step of a numbered list keeps up to this many steps before it, back to the list's first
   (over the commands and notes the steps hold, within the section): "3. Import the data" answers how to import
   only after "1. Install the plugin" and "2. Register it";
@@ -130,6 +133,7 @@ class TrimParams:
     paragraph_start: int = 0
     next_steps: int = 0
     earlier_steps: int = 0
+    how_steps: int = 0
 
     def __post_init__(self) -> None:
         if not -1.0 <= self.threshold <= 1.0:
@@ -152,6 +156,7 @@ class TrimParams:
             "paragraph_start",
             "next_steps",
             "earlier_steps",
+            "how_steps",
         ):
             if getattr(self, name) < 0:
                 raise TrimParamError(name, "must be >= 0")
@@ -794,14 +799,15 @@ def trim_chunks(
     *,
     identifiers: Sequence[frozenset[str]] = (),
     asks_reason: bool = False,
+    asks_how: bool = False,
     search_scores: Sequence[float] = (),
 ) -> list[TrimOutput]:
     """Trim each chunk for the query; a dropped chunk is flagged, never returned empty.
 
     `query_terms` (stem -> rarity weight) feed the lexical evidence when `params.lexical_weight` is set;
     `identifiers` (`question_identifiers`) are the question's identifiers, each as its keys; `asks_reason`
-    (`asks_reason`) says the question asks why; `search_scores` are the chunks' own cosines, as the search
-    ranked them, for `params.drop_search_margin`.
+    (`asks_reason`) says the question asks why and `asks_how` (`asks_how`) how; `search_scores` are the chunks'
+    own cosines, as the search ranked them, for `params.drop_search_margin`.
     """
     named = identifier_units(chunks, identifiers, limit=params.identifier_units, companions=params.companions)
     cosines = [c.scores(query_vector) for c in chunks]
@@ -878,13 +884,16 @@ def trim_chunks(
             companions=chunk.companions if params.companions else None,
             window_floor=None if params.window_spread is None else best - params.window_spread * spread,
         )
+        best_unit = int(np.argmax(chunk_scores))
         follow = follow_on(
-            int(np.argmax(chunk_scores)),
+            best_unit,
             chunk,
             paragraph=params.paragraph_follow,
             reason=params.reason_follow if asks_reason else 0,
         )
         kept = named[rank].union(keep, follow)
+        if asks_how and params.how_steps:
+            kept |= procedure_after(best_unit, chunk, reach=params.how_steps)
         if params.paragraph_start:
             kept |= paragraph_openings(kept, chunk, reach=params.paragraph_start)
         if params.next_steps:
@@ -924,6 +933,29 @@ def next_steps(kept: set[int], chunk: TrimInput, *, reach: int) -> set[int]:
         while j < len(numbered) and j - i <= reach and numbered[j]:
             out.add(j)
             j += 1
+    return out
+
+
+_PROCEDURE_GAP = 3  # units between a line and the procedure it leads to: its lead-in, a note
+
+
+def procedure_after(best: int, chunk: TrimInput, *, reach: int) -> set[int]:
+    """Up to `reach` steps of the numbered list that starts within `_PROCEDURE_GAP` units after `best`, in its
+    section (over what the steps hold, up to a heading or another list's first step)."""
+    numbered, first, shapes = chunk.numbered, chunk.first_step, chunk.shapes
+    n = len(shapes)
+    j = best + 1
+    while j < n and j - best <= _PROCEDURE_GAP and shapes[j] != "heading" and not numbered[j]:
+        j += 1
+    if j >= n or j - best > _PROCEDURE_GAP or not numbered[j]:
+        return set()
+    out: set[int] = set()
+    while j < n and len(out) < reach and shapes[j] != "heading":
+        if numbered[j]:
+            if out and first[j]:
+                break
+            out.add(j)
+        j += 1
     return out
 
 

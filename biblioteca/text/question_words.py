@@ -78,3 +78,19 @@ _REASON_OPENING = re.compile(r"[\s¿¡]*(?:por|para) que\b", re.IGNORECASE)
 def asks_reason(question: str) -> bool:
     """Whether the question asks why (or what for): its answer is a reason, which docs give after the fact."""
     return bool(_REASON.search(question) or _REASON_OPENING.match(question))
+
+
+# "How many", "how long" and "how come" ask for a number or a reason, not a way; unaccented, "como" is also "as"
+# (`como root`), so it asks how only where the question opens.
+_HOW = re.compile(
+    r"\bhow\b(?!\s+(?:many|much|long|often|big|large|old|far|come)\b)|\bcómo\b|\b(?:what|which|qué) steps\b"
+    r"|\bqué pasos\b",
+    re.IGNORECASE,
+)
+_HOW_OPENING = re.compile(r"[\s¿¡]*como\b", re.IGNORECASE)
+
+
+def asks_how(question: str) -> bool:
+    """Whether the question asks how to do something: its answer is often a procedure, after the line that
+    names the task."""
+    return bool(_HOW.search(question) or _HOW_OPENING.match(question))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from biblioteca.text.lexical import lexical_text, lexical_words
-from biblioteca.text.question_words import QUESTION_FILLER, asks_reason, question_text
+from biblioteca.text.question_words import QUESTION_FILLER, asks_how, asks_reason, question_text
 
 
 @pytest.mark.parametrize(
@@ -131,3 +131,33 @@ def test_a_question_asking_why_is_told(question):
 )
 def test_a_how_to_using_because_or_so_that_does_not_ask_why(question):
     assert not asks_reason(question)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "How do I turn on the low-stock alert for one vendor?",
+        "how can i rotate the keys",
+        "What steps publish a web service?",
+        "¿Cómo hago que el aviso salte solo para un proveedor?",
+        "como activo el recorte",
+        "¿Qué pasos hay que seguir para archivar un pedido?",
+    ],
+)
+def test_a_question_asking_how_is_told(question):
+    assert asks_how(question)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "How many workers does the queue start?",
+        "How long is a reset link valid?",
+        "How come my port is ignored?",
+        "¿Puedo ejecutarlo como root?",
+        "Which placeholder inserts the total amount?",
+        "¿Por qué falla el arranque?",
+    ],
+)
+def test_a_question_asking_how_much_or_why_does_not_ask_how(question):
+    assert not asks_how(question)

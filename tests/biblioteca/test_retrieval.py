@@ -60,6 +60,7 @@ def seed_trimming(settings):
     settings.RETRIEVAL_TRIM_PARAGRAPH_START = 0
     settings.RETRIEVAL_TRIM_NEXT_STEPS = 0
     settings.RETRIEVAL_TRIM_EARLIER_STEPS = 0
+    settings.RETRIEVAL_TRIM_HOW_STEPS = 0
 
 
 def test_trimming_cuts_tokens_keeps_the_answer_and_embeds_only_the_query(library, seed_trimming):

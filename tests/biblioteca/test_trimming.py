@@ -1090,6 +1090,61 @@ def test_a_question_asking_why_keeps_the_units_after_the_best_up_to_its_section(
     assert far.kept == (0, 1, 2, 3)
 
 
+ALERT = spaced(
+    [
+        ("You can be told when stock runs low, for one vendor's items only.", 0.95),
+        ("Here is how.", 0.3),
+        ("1. Open My Settings.", 0.3),
+        ("2. Choose Notifications.", 0.3),
+        ("![The page](settings.png)", 0.3),
+        ("3. Switch the alert on.", 0.3),
+        ("4. Choose Edit conditions and pick the vendor.", 0.3),
+        ("5. Close the page.", 0.3),
+        ("## See also", 0.0),
+        ("1. Another list.", 0.3),
+    ],
+    ["\n\n", "\n\n", "\n", "\n", "\n", "\n", "\n", "\n\n", "\n\n"],
+)
+
+
+def test_a_question_asking_how_keeps_the_procedure_after_the_best_line():
+    params = TrimParams(threshold=0.9, window=0, how_steps=4)
+    (plain,) = trim_chunks([ALERT], QUERY, params)
+    (how,) = trim_chunks([ALERT], QUERY, params, asks_how=True)
+    assert plain.kept == (0,)
+    assert how.kept == (0, 2, 3, 5, 6)  # four steps, over the screenshot a step holds
+    (all_steps,) = trim_chunks([ALERT], QUERY, replace(params, how_steps=9), asks_how=True)
+    assert all_steps.kept == (0, 2, 3, 5, 6, 7)  # the heading ends the procedure, not another list
+
+
+def test_a_procedure_too_far_after_the_best_line_is_not_its_answer():
+    far = spaced(
+        [
+            ("Alerts can be limited to one vendor.", 0.95),
+            ("One.", 0.3),
+            ("Two.", 0.3),
+            ("Three.", 0.3),
+            ("1. Open My Settings.", 0.3),
+        ],
+        ["\n\n", " ", " ", "\n\n"],
+    )
+    (how,) = trim_chunks([far], QUERY, TrimParams(threshold=0.9, window=0, how_steps=4), asks_how=True)
+    assert how.kept == (0,)
+    two_lists = spaced(
+        [
+            ("Alerts can be limited to one vendor.", 0.95),
+            ("1. Open My Settings.", 0.3),
+            ("2. Pick the vendor.", 0.3),
+            ("To undo it:", 0.3),
+            ("1. Clear the vendor.", 0.3),
+        ],
+        ["\n", "\n", "\n\n", "\n"],
+    )
+    params = TrimParams(threshold=0.9, window=0, how_steps=9)
+    (first_list,) = trim_chunks([two_lists], QUERY, params, asks_how=True)
+    assert first_list.kept == (0, 1, 2)  # another list's first step ends the procedure
+
+
 def test_the_follow_rules_reject_negative_counts():
     with pytest.raises(ValueError, match="paragraph_follow"):
         TrimParams(threshold=0.5, paragraph_follow=-1)
@@ -1101,6 +1156,8 @@ def test_the_follow_rules_reject_negative_counts():
         TrimParams(threshold=0.5, next_steps=-1)
     with pytest.raises(ValueError, match="earlier_steps"):
         TrimParams(threshold=0.5, earlier_steps=-1)
+    with pytest.raises(ValueError, match="how_steps"):
+        TrimParams(threshold=0.5, how_steps=-1)
 
 
 def test_a_negative_heading_weight_is_refused():

@@ -26,6 +26,7 @@ def seed_trimming(settings):
     settings.RETRIEVAL_TRIM_PARAGRAPH_START = 0
     settings.RETRIEVAL_TRIM_NEXT_STEPS = 0
     settings.RETRIEVAL_TRIM_EARLIER_STEPS = 0
+    settings.RETRIEVAL_TRIM_HOW_STEPS = 0
 
 
 @pytest.mark.django_db
