@@ -83,8 +83,8 @@ def asks_reason(question: str) -> bool:
 # "How many", "how long" and "how come" ask for a number or a reason, not a way; unaccented, "como" is also "as"
 # (`como root`), so it asks how only where the question opens.
 _HOW = re.compile(
-    r"\bhow\b(?!\s+(?:many|much|long|often|big|large|old|far|come)\b)|\bcómo\b|\b(?:what|which|qué) steps\b"
-    r"|\bqué pasos\b",
+    r"\bhow\b(?!\s+(?:many|much|long|often|big|large|old|far|come)\b)|\bcómo\b|\b(?:what|which) steps\b"
+    r"|\b(?:qué|cuáles son los) pasos\b",
     re.IGNORECASE,
 )
 _HOW_OPENING = re.compile(r"[\s¿¡]*como\b", re.IGNORECASE)

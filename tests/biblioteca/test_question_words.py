@@ -142,6 +142,7 @@ def test_a_how_to_using_because_or_so_that_does_not_ask_why(question):
         "¿Cómo hago que el aviso salte solo para un proveedor?",
         "como activo el recorte",
         "¿Qué pasos hay que seguir para archivar un pedido?",
+        "¿Cuáles son los pasos para publicar un servicio web?",
     ],
 )
 def test_a_question_asking_how_is_told(question):
