@@ -346,10 +346,6 @@ _ORDERED_MARKER = r"\d{1,9}[.)][ \t]"
 _ITEM = re.compile(rf"(?:[-*+][ \t]|{_ORDERED_MARKER})")
 _NUMBERED_ITEM = re.compile(rf"\s*{_ORDERED_MARKER}")
 _FIRST_STEP = re.compile(r"\s*0*1[.)][ \t]")
-# The opening line of an admonition or content tab: a fence with a name (a closing `:::` or `///` has none)
-_BOX_OPENER = re.compile(
-    r"\s*(?:(?::{3,}|/{3}|!!!|\?{3}\+?)[ \t]*[A-Za-z][^\n]*|={3}[+!]?[ \t]+\"[^\"\n]*\")\s*"
-)
 # MDN's definition lists: a term's item, then its definition nested under it as an item opening with a colon
 _DEFINITION = re.compile(r"[-*+][ \t]+:[ \t]")
 _TABLE_ROW = re.compile(r"\|")
@@ -357,11 +353,16 @@ _TABLE_RULE = re.compile(r"\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)*\
 _FIELD = re.compile(r"(?:[-*+][ \t]+)?(?:\*\*|__)?[^\W\d_][\w ()/-]{0,30}:(?:\*\*|__)?[ \t]*\S")
 _FIELD_MAX = 160
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
+# MkDocs' admonitions always have a type (`!!! note`, `???+ tip`); a content tab's label (`=== "Python"`)
+_MKDOCS_BOX = r"(?:!!!|\?{3}\+?)[ \t]*[A-Za-z][^\n]*"
+_TAB_LABEL = r"={3}[+!]?[ \t]+\"[^\"\n]*\""
 _MARKUP = re.compile(
     r"\s*(?:(?:(?:</?[A-Za-z][^>\n]*>|<!--[^\n]*?-->)\s*)+|/{3}[^\n]*|:{3}[^\n]*"
-    r"|(?:!!!|\?{3}\+?)[ \t]*[A-Za-z][^\n]*|\{\*[^\n]*\*\}"
-    r"|\{\{[<%][^\n]*[%>]\}\}|\{%[^\n]*%\}|\{:[^\n]*\}|={3}[+!]?[ \t]+\"[^\"\n]*\"|\W*)\s*"
+    rf"|{_MKDOCS_BOX}|\{{\*[^\n]*\*\}}"
+    rf"|\{{\{{[<%][^\n]*[%>]\}}\}}|\{{%[^\n]*%\}}|\{{:[^\n]*\}}|{_TAB_LABEL}|\W*)\s*"
 )
+# The opening line of an admonition or content tab: a fence with a name (a closing `:::` or `///` has none)
+_BOX_OPENER = re.compile(rf"\s*(?:(?::{{3,}}|/{{3}})[ \t]*[A-Za-z][^\n]*|{_MKDOCS_BOX}|{_TAB_LABEL})\s*")
 
 
 @lru_cache(maxsize=50_000)
@@ -941,41 +942,42 @@ _PROCEDURE_GAP = 3  # units between a line and the procedure it leads to: its le
 
 def procedure_after(best: int, chunk: TrimInput, *, reach: int) -> set[int]:
     """Up to `reach` steps of the numbered list that starts within `_PROCEDURE_GAP` units after `best`, in its
-    section (over what the steps hold, up to a heading or another list's first step)."""
-    numbered, first, shapes = chunk.numbered, chunk.first_step, chunk.shapes
+    section."""
+    numbered, shapes = chunk.numbered, chunk.shapes
     n = len(shapes)
     j = best + 1
     while j < n and j - best <= _PROCEDURE_GAP and shapes[j] != "heading" and not numbered[j]:
         j += 1
     if j >= n or j - best > _PROCEDURE_GAP or not numbered[j]:
         return set()
-    out: set[int] = set()
-    while j < n and len(out) < reach and shapes[j] != "heading":
-        if numbered[j]:
-            if out and first[j]:
-                break
-            out.add(j)
-        j += 1
-    return out
+    return _list_steps(j, chunk, direction=1, reach=reach)
 
 
 def earlier_steps(kept: set[int], chunk: TrimInput, *, reach: int) -> set[int]:
-    """For each kept step of a numbered list, up to `reach` steps before it, back to its list's first step. The
-    walk passes over what the steps hold (MDX's `<Steps>` put each step's command and notes between the steps)
-    and stops at a heading."""
-    numbered, first, shapes = chunk.numbered, chunk.first_step, chunk.shapes
+    """For each kept step of a numbered list, up to `reach` steps before it, back to its list's first step."""
+    numbered, first = chunk.numbered, chunk.first_step
     out: set[int] = set()
     for i in kept:
-        if not numbered[i] or first[i]:
-            continue
-        j, found = i - 1, 0
-        while j >= 0 and found < reach and shapes[j] != "heading":
-            if numbered[j]:
-                out.add(j)
-                found += 1
-                if first[j]:
-                    break
-            j -= 1
+        if numbered[i] and not first[i]:
+            out |= _list_steps(i - 1, chunk, direction=-1, reach=reach)
+    return out
+
+
+def _list_steps(start: int, chunk: TrimInput, *, direction: int, reach: int) -> set[int]:
+    """Up to `reach` steps of one numbered list, walking from `start` by `direction` (1 or -1) over what the steps
+    hold (MDX's `<Steps>` put each step's command and notes between the steps), up to a heading; never past the
+    list's first step into another list."""
+    numbered, first, shapes = chunk.numbered, chunk.first_step, chunk.shapes
+    out: set[int] = set()
+    j = start
+    while 0 <= j < len(shapes) and len(out) < reach and shapes[j] != "heading":
+        if numbered[j]:
+            if direction > 0 and out and first[j]:
+                break
+            out.add(j)
+            if direction < 0 and first[j]:
+                break
+        j += direction
     return out
 
 
