@@ -7,7 +7,9 @@ and a heading `hot.prune(cb)` share `hotprune`. A question's side is strict (a d
 or `--` token, or anything in backticks with two parts or more): hyphenated words and product names
 (`server-side`, `JavaScript`) are not identifiers. A unit's side gives every multi-part token's keys, so that a
 unit holds a question's identifier whichever way it spells it. A heading naming one plain word in code, as a
-reference names its options, holds that word's flag too: `--force` finds the section headed `force`.
+reference names its options, holds that word's flag too: `--force` finds the section headed `force`. A
+placeholder of a message or template (`%7`, `%APPDATA%`, `{0}`) is an identifier too, its key spelled as written:
+a table row is all that says what it inserts.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ _LOWER_CAMEL = re.compile(r"[a-z][a-z0-9]*[A-Z]")
 _JOINED = re.compile(r"\w[.:/_]+\w")
 _CODE = re.compile(r"`([^`\n]+)`")
 _WORD = re.compile(r"\w+")
+_PLACEHOLDER = re.compile(r"(?<![\w%])(?:%\d{1,2}|%[A-Za-z_]\w*%|\{\d{1,2}\})(?![\w%])")
 _MIN_KEY = 4
 
 
@@ -65,24 +68,28 @@ def question_identifiers(question: str) -> tuple[frozenset[str], ...]:
     """Each identifier the question names, as its set of keys; in the order they come."""
     text = fold(question)
     spans = [(m.start(1), m.end(1)) for m in _CODE.finditer(text)]
-    out: dict[frozenset[str], None] = {}
+    found: list[tuple[int, frozenset[str]]] = []
     for match in _TOKEN.finditer(text):
         token = match.group()
         if _is_identifier(token, quoted=any(a <= match.start() < b for a, b in spans)):
             keys = frozenset(_keys(token, runs=False))
             if keys:
-                out[keys] = None
-    return tuple(out)
+                found.append((match.start(), keys))
+    found.extend((m.start(), frozenset({m.group().lower()})) for m in _PLACEHOLDER.finditer(text))
+    return tuple(dict.fromkeys(keys for _, keys in sorted(found, key=lambda f: f[0])))
 
 
 @lru_cache(maxsize=50_000)
 def identifier_keys(text: str) -> frozenset[str]:
-    """Every key of every multi-part token (and `--flag`) in a passage's unit; a heading's words in code
-    as flags too."""
+    """Every key of every multi-part token (and `--flag`, and placeholder) in a passage's unit; a heading's
+    words in code as flags too."""
     out: set[str] = set()
-    for token in word_tokens(fold(text), _TOKEN):
+    folded = fold(text)
+    for token in word_tokens(folded, _TOKEN):
         if not plain_word(token):
             out.update(_token_keys(token))
+    if "%" in folded or "{" in folded:
+        out.update(m.group().lower() for m in _PLACEHOLDER.finditer(folded))
     if unit_heading_level(text.lstrip()) is not None:
         out.update(
             f"--{word}"

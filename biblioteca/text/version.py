@@ -10,4 +10,4 @@ release can too): tests/biblioteca/test_text_version.py fails until you do.
 """
 
 TEXT_VERSION = 2
-TERMS_VERSION = 1
+TERMS_VERSION = 2

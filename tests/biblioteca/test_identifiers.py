@@ -28,6 +28,9 @@ from biblioteca.text.identifiers import identifier_keys, question_identifiers
             [{"optimizedepsexclude"}],
         ),
         ("¿Cómo se configura `configuración.añoFiscal`?", [{"configuracionanofiscal", "anofiscal"}]),
+        ("What does %5 stand for in the reminder text?", [{"%5"}]),
+        ("¿Dónde queda %LOCALAPPDATA% y qué pone {1} en el aviso?", [{"%localappdata%"}, {"{1}"}]),
+        ("Is `{0}` replaced before `app.run`?", [{"{0}"}, {"apprun"}]),
     ],
 )
 def test_a_question_names_its_identifiers_by_their_keys(question, expected):
@@ -41,6 +44,8 @@ def test_a_question_names_its_identifiers_by_their_keys(question, expected):
         "¿Funciona el renderizado del lado del servidor, p. ej. con TypeScript?",
         "Is this fixed in 4.2.0, e.g. for the build?",
         "What is the default port?",
+        "Why does 100%5 of the build fail at 50 % 5?",
+        "Can I set {count} or {123} in a message?",
     ],
 )
 def test_words_product_names_versions_and_abbreviations_are_not_identifiers(question):
@@ -59,6 +64,9 @@ def test_words_product_names_versions_and_abbreviations_are_not_identifiers(ques
         ("#### `which`", "What does the `--which` option of `npm fund` do?"),
         ("### Configuration #### `Force`", "Is --force safe here?"),
         ("`which`\n-------", "What does the `--which` option of `npm fund` do?"),
+        ("|%5|The amount still owed.|", "¿Qué inserta %5?"),
+        ("Logs go to `%LocalAppData%\\MyApp`.", "Where is %LOCALAPPDATA%?"),
+        ('The message reads "Could not open {0}".', "What fills {0}?"),
     ],
 )
 def test_a_unit_holds_an_identifier_however_it_spells_it(unit, question):
@@ -78,6 +86,9 @@ def test_a_unit_holds_an_identifier_however_it_spells_it(unit, question):
         ("#### `which-source`", "What does the `--which` option do?"),
         ("#### `--which-source`", "What does the `--which` option do?"),
         ("- `which`\n---", "What does the `--which` option do?"),
+        ("|%51|The posting date.|", "¿Qué inserta %5?"),
+        ("It rose by 20%5 times.", "¿Qué inserta %5?"),
+        ("The message reads {01}.", "What fills {0}?"),
     ],
 )
 def test_a_unit_naming_another_identifier_or_only_its_words_does_not_hold_it(unit, question):

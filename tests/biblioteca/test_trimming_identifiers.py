@@ -76,6 +76,17 @@ CLI_ES = passage(
     [0.80, 0.80, 0.81, 0.84, 0.81],
     language="es",
 )
+PLACEHOLDERS_ES = passage(
+    [
+        "| Marcador | Valor |",
+        "|---|---|",
+        "| %1 | Fecha del documento |",
+        "| %5 | Importe pendiente del recordatorio |",
+        "| %6 | Tipo de interés aplicado |",
+    ],
+    [0.80, 0.80, 0.81, 0.84, 0.81],
+    language="es",
+)
 
 
 @pytest.mark.parametrize(
@@ -94,6 +105,13 @@ CLI_ES = passage(
             "¿Qué valor tiene por defecto la opción --limiteEnLinea al compilar?",
             "| `--limiteEnLinea <número>` | Umbral de incrustación en bytes (por defecto: `4096`) |",
             "| Opción | Descripción |",
+        ),
+        (
+            BEST_ES,
+            PLACEHOLDERS_ES,
+            "¿Qué valor pone el marcador %5 en el texto del recordatorio?",
+            "| %5 | Importe pendiente del recordatorio |",
+            "| Marcador | Valor |",
         ),
     ],
 )
