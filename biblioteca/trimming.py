@@ -55,7 +55,8 @@ Beyond it, query-level rules (all optional):
   units after it in its section: docs state a fact, then its reason, often in the next paragraph;
 - `gap_words`: a lone unit (not a heading) of at most this many words between two kept units is kept too:
   eliding it saves a few tokens over the `[...]` that replaces it, and breaks the text where a question's answer
-  often sits, right between two lines that matched;
+  often sits, right between two lines that matched. So is one between a kept unit and the heading that ends its
+  section: a section's last short line states its exception ("You may not hold a conference under the name.");
 - `paragraph_start`: a kept run that starts at most this many sentences into a prose paragraph starts at the
   paragraph's first sentence instead: "Set it to `false` to turn it off." kept without "The cache is on by
   default." names nothing;
@@ -773,10 +774,13 @@ def with_table_headers(keep: Sequence[int], shapes: Sequence[str]) -> list[int]:
 def with_short_gaps(
     keep: Sequence[int], units: Sequence[str], shapes: Sequence[str], *, words: int
 ) -> list[int]:
-    """`keep` with each lone unit between two kept ones added when it has at most `words` words and is not a
-    heading (measured: filling headings too kept no more answers and cut less)."""
+    """`keep` with each lone unit between two kept ones, or between a kept one and the heading ending its section,
+    added when it has at most `words` words and is not a heading (measured: filling headings too kept no more
+    answers and cut less)."""
+    kept = set(keep)
     gaps = [a + 1 for a, b in zip(keep, keep[1:]) if b - a == 2]
-    return sorted([*keep, *(i for i in gaps if shapes[i] != "heading" and len(units[i].split()) <= words)])
+    gaps += [i + 1 for i in keep if i + 2 < len(shapes) and i + 1 not in kept and shapes[i + 2] == "heading"]
+    return sorted({*keep, *(i for i in gaps if shapes[i] != "heading" and len(units[i].split()) <= words)})
 
 
 def _table_header(i: int, shapes: Sequence[str]) -> tuple[int, ...]:

@@ -1190,6 +1190,32 @@ def test_with_short_gaps():
     assert with_short_gaps([0, 4], units, shapes, words=9) == [0, 4]
 
 
+def test_a_short_last_line_of_a_section_after_a_kept_one_is_kept_a_long_one_or_one_mid_section_is_not():
+    c = chunk(
+        [
+            "## User groups",
+            "A user group may take the name when it meets these terms.",
+            "- It makes no profit.",
+            "You may not hold a conference under the name.",
+            "## Domains",
+            "Register no domain holding the name.",
+        ],
+        [0.0, 0.95, 0.93, 0.3, 0.0, 0.3],
+        sep="\n\n",
+    )
+    plain = "A user group may take the name when it meets these terms.\n\n- It makes no profit."
+    assert trim_one(c, threshold=0.9, window=0, trim_markup=True) == plain
+    assert trim_one(c, threshold=0.9, window=0, gap_words=10, trim_markup=True) == (
+        plain + "\n\nYou may not hold a conference under the name."
+    )
+    assert trim_one(c, threshold=0.9, window=0, gap_words=8, trim_markup=True) == plain
+    units = ["a", "b", "c", "## d", "e"]
+    shapes = ["prose", "prose", "prose", "heading", "prose"]
+    assert with_short_gaps([1], units, shapes, words=9) == [1, 2]
+    assert with_short_gaps([0], units, shapes, words=9) == [0], "two lines short of the heading: not its last"
+    assert with_short_gaps([4], units, shapes, words=9) == [4], "the passage's end is no heading"
+
+
 def _setext(unit: str) -> str:
     """`## Install` as a setext heading: `Install` over a line of `-` (`=` for level 1)."""
     marks, _, title = unit.partition(" ")
