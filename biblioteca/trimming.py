@@ -61,7 +61,8 @@ Beyond it, query-level rules (all optional):
   paragraph's first sentence instead: "Set it to `false` to turn it off." kept without "The cache is on by
   default." names nothing;
 - `next_steps`: a kept step of a numbered list keeps up to this many steps after it: a procedure read to the
-  step that matched stops short of the one that finishes it ("Select the pallet", then "Select the query");
+  step that matched stops short of the one that finishes it ("Select the pallet", then "Select the query"). With
+  it, a kept step also keeps a note right after it (`> [!NOTE]`, `:::caution`), the caveat of what it just did;
 - `how_steps`: for a question asking how (`asks_how`), a kept passage's best unit also keeps up to this many steps
   of a numbered list that starts right after it in its section (within `_PROCEDURE_GAP` units): "you can be
   notified only for one vendor's items" is followed by the steps that set it up;
@@ -364,6 +365,13 @@ _MARKUP = re.compile(
 )
 # The opening line of an admonition or content tab: a fence with a name (a closing `:::` or `///` has none)
 _BOX_OPENER = re.compile(rf"\s*(?:(?::{{3,}}|/{{3}})[ \t]*[A-Za-z][^\n]*|{_MKDOCS_BOX}|{_TAB_LABEL})\s*")
+# A note's first line: a GitHub or Obsidian alert (`> [!NOTE]`), a quoted bold label (`> **Nota:**`), an
+# admonition's opener or an MDX callout; `_BARE_ALERT`, an alert's marker alone on its line
+_NOTE = re.compile(
+    rf"\s*(?:>[ \t]*\[![A-Za-z]+\]|>[ \t]*\*\*[^*\n]{{1,24}}\*\*|(?::{{3,}}|/{{3}})[ \t]*[A-Za-z]|{_MKDOCS_BOX}"
+    r"|<(?:Aside|Callout|Admonition|Note|Tip|Warning)\b)"
+)
+_BARE_ALERT = re.compile(r"\s*>[ \t]*\[![A-Za-z]+\][+-]?\s*")
 
 
 @lru_cache(maxsize=50_000)
@@ -905,6 +913,8 @@ def trim_chunks(
             kept |= next_steps(kept, chunk, reach=params.next_steps)
         if params.earlier_steps:
             kept |= earlier_steps(kept, chunk, reach=params.earlier_steps)
+        if params.next_steps:
+            kept |= step_notes(kept, chunk)
         if params.trim_markup:
             kept |= into_boxes(kept, chunk)
         out.append(_kept(chunk, kept, params))
@@ -938,6 +948,22 @@ def next_steps(kept: set[int], chunk: TrimInput, *, reach: int) -> set[int]:
         while j < len(numbered) and j - i <= reach and numbered[j]:
             out.add(j)
             j += 1
+    return out
+
+
+def step_notes(kept: set[int], chunk: TrimInput) -> set[int]:
+    """For each kept step of a numbered list, the note right after it (with the note's first line when its
+    opening line is a marker alone): "Any settings in your config folder will not transfer" after "Relaunch the
+    app" is what the procedure costs."""
+    numbered, units, markup = chunk.numbered, chunk.units, chunk.markup
+    out: set[int] = set()
+    for i in kept:
+        note = i + 1
+        if not numbered[i] or note >= len(units) or not _NOTE.match(units[note]):
+            continue
+        out.add(note)
+        if note + 1 < len(units) and (markup[note] or _BARE_ALERT.fullmatch(units[note])):
+            out.add(note + 1)
     return out
 
 

@@ -971,6 +971,64 @@ def test_a_kept_step_of_a_numbered_list_keeps_the_steps_after_it_up_to_the_limit
     )
 
 
+def config_folder(note: list[tuple[str, float]], note_seps: list[str]) -> TrimInput:
+    """A procedure whose last step is followed by `note`, then a paragraph."""
+    return spaced(
+        [
+            ("To set your config folder:", 0.3),
+            ("1. Open the settings.", 0.3),
+            ("2. Type the folder's name.", 0.95),
+            ("3. Relaunch the app.", 0.3),
+            *note,
+            ("Each profile keeps its own plugins.", 0.3),
+        ],
+        ["\n\n", "\n", "\n", "\n\n", *note_seps],
+    )
+
+
+@pytest.mark.parametrize(
+    ("note", "seps", "kept_note"),
+    [
+        (
+            [("> [!info] Settings in the old folder do not carry over.", 0.3)],
+            ["\n\n"],
+            "> [!info] Settings in the old folder do not carry over.",
+        ),
+        (
+            [("> [!NOTE]", 0.3), ("> La configuración de la carpeta anterior no se traslada.", 0.3)],
+            ["\n", "\n\n"],
+            "> [!NOTE]\n> La configuración de la carpeta anterior no se traslada.",
+        ),
+        (
+            [(":::caution", 0.3), ("Settings in the old folder do not carry over.", 0.3), (":::", 0.3)],
+            ["\n", "\n", "\n\n"],
+            ":::caution\nSettings in the old folder do not carry over.",
+        ),
+        (
+            [("> **Note:** settings in the old folder do not carry over.", 0.3)],
+            ["\n\n"],
+            "> **Note:** settings in the old folder do not carry over.",
+        ),
+    ],
+)
+def test_a_kept_last_step_keeps_the_note_right_after_it(note, seps, kept_note):
+    c = config_folder(note, seps)
+    steps = "2. Type the folder's name.\n3. Relaunch the app."
+    assert trim_one(c, threshold=0.9, window=0, companions=False, trim_markup=True) == (
+        "2. Type the folder's name."
+    ), "without next_steps, neither the next step nor the note"
+    out = trim_one(c, threshold=0.9, window=0, companions=False, trim_markup=True, next_steps=1)
+    assert out.startswith(f"{steps}\n\n{kept_note}")
+    assert "Each profile" not in out
+
+
+def test_a_quote_or_a_paragraph_after_a_step_is_no_note():
+    for after in ("> Ship early, ship often.", "Each profile keeps its own plugins."):
+        c = config_folder([(after, 0.3)], ["\n\n"])
+        out = trim_one(c, threshold=0.9, window=0, companions=False, trim_markup=True, next_steps=1)
+        assert out == "2. Type the folder's name.\n3. Relaunch the app."
+
+
 PROCEDURE = spaced(
     [
         ("1. An older list's step.", 0.3),
