@@ -590,9 +590,15 @@ class PassageUnits:
 
     def __init__(self, text: str, spans: tuple[tuple[int, int], ...], language: str) -> None:
         self.units = tuple(text[a:b] for a, b in spans)
-        self.shapes = tuple(_unit_shape(u) for u in self.units)
         self.language = language
         self._gaps = tuple(text[a[1] : b[0]] for a, b in zip(spans, spans[1:]))
+        # A field line (`Default: None`) starts its line: "It should look like this: `{'posts': posts}`." in the
+        # middle of a paragraph is a sentence of it.
+        starts_line = (True, *("\n" in gap for gap in self._gaps))[: len(self.units)]
+        self.shapes = tuple(
+            "prose" if shape == "field" and not starts else shape
+            for shape, starts in zip((_unit_shape(u) for u in self.units), starts_line, strict=True)
+        )
 
     @cached_property
     def stems(self) -> PackedLines:

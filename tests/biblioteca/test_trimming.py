@@ -1125,6 +1125,28 @@ def test_a_step_mdx_wraps_in_a_component_tag_is_still_a_step():
     assert ruled.shapes == ("row", "prose")  # a table's rule has no words, but it is no wrapper
 
 
+def test_a_label_and_colon_in_the_middle_of_a_paragraph_is_a_sentence_not_a_field_line():
+    """A field line (`Default: None`) starts its line; "It should look like this: `{...}`." inside a paragraph
+    is one of its sentences, and the best sentence's follow-on reaches it."""
+    para = spaced(
+        [
+            ("The last argument, `{}`, holds what the template may use.", 0.95),
+            ("We name them after what they are.", 0.3),
+            ("It should look like this: `{'posts': posts}`.", 0.3),
+            ("Default: None", 0.3),
+        ],
+        [" ", " ", "\n\n"],
+    )
+    assert para.shapes == ("prose", "prose", "prose", "field")
+    kept = trim_one(para, threshold=0.9, window=0, companions=False, paragraph_follow=3)
+    assert kept.startswith(
+        "The last argument, `{}`, holds what the template may use. We name them after what they"
+    )
+    assert "`{'posts': posts}`." in kept
+    alone = spaced([("Intro.", 0.3), ("Type: boolean", 0.3)], ["\n"])
+    assert alone.shapes == ("prose", "field"), "on a line of its own, it is a field"
+
+
 REASON = spaced(
     [
         ("Vite needs Node 20.", 0.95),
