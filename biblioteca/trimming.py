@@ -363,15 +363,18 @@ _MARKUP = re.compile(
     rf"|{_MKDOCS_BOX}|\{{\*[^\n]*\*\}}"
     rf"|\{{\{{[<%][^\n]*[%>]\}}\}}|\{{%[^\n]*%\}}|\{{:[^\n]*\}}|{_TAB_LABEL}|\W*)\s*"
 )
-# The opening line of an admonition or content tab: a fence with a name (a closing `:::` or `///` has none)
-_BOX_OPENER = re.compile(rf"\s*(?:(?::{{3,}}|/{{3}})[ \t]*[A-Za-z][^\n]*|{_MKDOCS_BOX}|{_TAB_LABEL})\s*")
-# A note's first line: a GitHub or Obsidian alert (`> [!NOTE]`), a quoted bold label (`> **Nota:**`), an
-# admonition's opener or an MDX callout; `_BARE_ALERT`, an alert's marker alone on its line
+# A fence with a name opens an admonition (a closing `:::` or `///` has none); a GitHub or Obsidian alert's marker
+_FENCE_OPENER = r"(?::{3,}|/{3})[ \t]*[A-Za-z][^\n]*"
+_ALERT = r">[ \t]*\[![A-Za-z]+\]"
+# The opening line of an admonition or content tab
+_BOX_OPENER = re.compile(rf"\s*(?:{_FENCE_OPENER}|{_MKDOCS_BOX}|{_TAB_LABEL})\s*")
+# A note's first line: an alert (`> [!NOTE]`), a quoted bold label (`> **Nota:**`), an admonition's opener or an
+# MDX callout; `_BARE_ALERT`, an alert's marker alone on its line
 _NOTE = re.compile(
-    rf"\s*(?:>[ \t]*\[![A-Za-z]+\]|>[ \t]*\*\*[^*\n]{{1,24}}\*\*|(?::{{3,}}|/{{3}})[ \t]*[A-Za-z]|{_MKDOCS_BOX}"
+    rf"\s*(?:{_ALERT}|>[ \t]*\*\*[^*\n]{{1,24}}\*\*|{_FENCE_OPENER}|{_MKDOCS_BOX}"
     r"|<(?:Aside|Callout|Admonition|Note|Tip|Warning)\b)"
 )
-_BARE_ALERT = re.compile(r"\s*>[ \t]*\[![A-Za-z]+\][+-]?\s*")
+_BARE_ALERT = re.compile(rf"\s*{_ALERT}[+-]?\s*")
 
 
 @lru_cache(maxsize=50_000)
