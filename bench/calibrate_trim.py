@@ -36,6 +36,7 @@ import docs_qa  # noqa: E402
 from django.conf import settings  # noqa: E402
 
 from biblioteca.retrieval import (  # noqa: E402
+    continues_first,
     question_trim_params,
     resolve_trim_params,
     retrieval_prepare,
@@ -115,6 +116,7 @@ def trim_case(case: Case, params: TrimParams) -> list[TrimOutput]:
         asks_reason=asks_reason(case.question),
         asks_how=asks_how(case.question),
         search_scores=[c.score for c in case.chunks],
+        continues_first=continues_first(case.chunks),
     )
 
 
@@ -249,6 +251,11 @@ def print_curves(sets: dict[str, tuple[list[Case], Callable]]) -> None:
             print(f"| {label} | " + " | ".join(f"{k:.1f}% / {c:.1f}%" for k, c in cells) + " |")
 
 
+# Moves when the kept cases lack something trimming now reads (2: each passage's place in its document), so an
+# older file in var/ is retrieved afresh rather than trimmed without it.
+CASES_REVISION = 2
+
+
 class CaseUnpickler(pickle.Unpickler):
     """Reads the cases whichever script wrote them (run as a script, this module is `__main__`)."""
 
@@ -267,7 +274,7 @@ def cached_cases(
 ) -> dict[str, tuple[list[Case], Callable]]:
     """Retrieval for ~1,350 questions takes minutes on a CPU: keep it in var/ between runs (`variant` names
     which questions, when a dataset's name does not)."""
-    mode = f"{'hybrid' if settings.RETRIEVAL_HYBRID else 'vector'}-p{settings.RETRIEVAL_PASSAGE_WORDS}"
+    mode = f"{'hybrid' if settings.RETRIEVAL_HYBRID else 'vector'}-p{settings.RETRIEVAL_PASSAGE_WORDS}-r{CASES_REVISION}"
     loaders = loaders or docs_qa.DATASETS
     out = {}
     for dataset in datasets:

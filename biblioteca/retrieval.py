@@ -80,6 +80,7 @@ def resolve_trim_params(
         min_sentences=settings.RETRIEVAL_TRIM_MIN_SENTENCES if min_sentences is None else int(min_sentences),
         relative_margin=settings.RETRIEVAL_TRIM_RELATIVE_MARGIN,
         drop_margin=settings.RETRIEVAL_TRIM_DROP_MARGIN,
+        drop_neighbour_margin=settings.RETRIEVAL_TRIM_DROP_NEIGHBOUR_MARGIN,
         drop_score_margin=settings.RETRIEVAL_TRIM_DROP_SCORE_MARGIN,
         drop_search_margin=settings.RETRIEVAL_TRIM_DROP_SEARCH_MARGIN,
         passage_margin=settings.RETRIEVAL_TRIM_PASSAGE_MARGIN,
@@ -100,6 +101,23 @@ def resolve_trim_params(
         earlier_steps=settings.RETRIEVAL_TRIM_EARLIER_STEPS,
         how_steps=settings.RETRIEVAL_TRIM_HOW_STEPS,
     )
+
+
+def continues_first(chunks: Sequence[RetrievedChunk]) -> list[bool]:
+    """Per passage, whether it continues the first one on its page: its stored chunks touch the first's, and it
+    starts under another heading (a long section cut in two is one section, not the next)."""
+    if not chunks or chunks[0].index_range is None:
+        return [False] * len(chunks)
+    first = chunks[0]
+    low, high = first.index_range
+    return [
+        rank > 0
+        and chunk.document_id == first.document_id
+        and chunk.index_range is not None
+        and (chunk.index_range[0] == high + 1 or chunk.index_range[1] == low - 1)
+        and chunk.heading_path != first.heading_path
+        for rank, chunk in enumerate(chunks)
+    ]
 
 
 def trim_retrieved(
@@ -144,6 +162,7 @@ def trim_retrieved(
         asks_reason=asks_reason,
         asks_how=asks_how,
         search_scores=[chunk.score for chunk in chunks],
+        continues_first=continues_first(chunks),
     )
     trimmed = [
         replace(

@@ -42,6 +42,8 @@ class RetrievedChunk:
     # What processed its document (`Document.processed_with`): its sentences' stored stems are used only when
     # that is today's.
     processed_with: str = field(default="", repr=False, compare=False)
+    # Where it sits in its document: the first and last `chunk_index` of the stored chunks it is made of.
+    index_range: tuple[int, int] | None = field(default=None, repr=False, compare=False)
 
     @property
     def member_ids(self) -> list[int]:
@@ -166,6 +168,7 @@ def search(
                 language=c.document.language,
                 processed_with=c.document.processed_with,
                 query_terms=getattr(c, "query_terms", None),
+                index_range=(c.chunk_index, c.chunk_index),
             )
             for c in rows
         ]
@@ -219,7 +222,10 @@ def grown_passages(
         pieces = grow(_piece(row), around, budget=budget, taken=taken | repeats)
         taken.update(p.id for p in pieces)
         said.update(text_key(p.text) for p in pieces)
-        changes: dict = {"generation": neighbourhood.generations.get(row.document_id)}
+        changes: dict = {
+            "generation": neighbourhood.generations.get(row.document_id),
+            "index_range": (pieces[0].index, pieces[-1].index),
+        }
         if len(pieces) > 1:
             joined = join(pieces)
             changes.update(

@@ -12,6 +12,10 @@ Beyond it, query-level rules (all optional):
   sentence across all chunks is dropped outright (never emptied), so hopeless chunks stop paying their
   one-sentence floor. The first chunk (the search's best) is never dropped: cosines alone do not overrule the
   fused ranking;
+- `drop_neighbour_margin`: a chunk that continues the first on its page under another heading (`continues_first`:
+  the stored chunks right before or after it) is dropped only when further than this below, instead of
+  `drop_margin`. A page answers in its next section what its first matched section raises: a reference's usage
+  after its signature, the force deletion after the plain one, a rejection after the approval steps;
 - `drop_score_margin`: a chunk after the first is also dropped when its best score (words counted) is further
   than this below the best score overall: it is neither close in meaning nor in words;
 - `drop_search_margin`: a chunk whose own cosine, as the search ranked it (`search_scores`), is within this
@@ -117,6 +121,7 @@ class TrimParams:
     min_sentences: int = 1
     relative_margin: float | None = None
     drop_margin: float | None = None
+    drop_neighbour_margin: float | None = None
     drop_score_margin: float | None = None
     drop_search_margin: float | None = None
     passage_margin: float | None = None
@@ -163,6 +168,7 @@ class TrimParams:
             if getattr(self, name) < 0:
                 raise TrimParamError(name, "must be >= 0")
         for name in (
+            "drop_neighbour_margin",
             "drop_score_margin",
             "drop_search_margin",
             "passage_margin",
@@ -823,13 +829,15 @@ def trim_chunks(
     asks_reason: bool = False,
     asks_how: bool = False,
     search_scores: Sequence[float] = (),
+    continues_first: Sequence[bool] = (),
 ) -> list[TrimOutput]:
     """Trim each chunk for the query; a dropped chunk is flagged, never returned empty.
 
     `query_terms` (stem -> rarity weight) feed the lexical evidence when `params.lexical_weight` is set;
     `identifiers` (`question_identifiers`) are the question's identifiers, each as its keys; `asks_reason`
     (`asks_reason`) says the question asks why and `asks_how` (`asks_how`) how; `search_scores` are the chunks'
-    own cosines, as the search ranked them, for `params.drop_search_margin`.
+    own cosines, as the search ranked them, for `params.drop_search_margin`; `continues_first` says, per chunk,
+    whether it continues the first on its page under another heading, for `params.drop_neighbour_margin`.
     """
     named = identifier_units(chunks, identifiers, limit=params.identifier_units, companions=params.companions)
     cosines = [c.scores(query_vector) for c in chunks]
@@ -848,10 +856,12 @@ def trim_chunks(
     best_cosine = [float(s.max()) if len(s) else None for s in cosines]
     overall_cosine = max((b for b in best_cosine if b is not None), default=None)
     relative_margin, drop_margin = params.relative_margin, params.drop_margin
+    neighbour_margin = drop_margin if params.drop_neighbour_margin is None else params.drop_neighbour_margin
     if params.spread_factor is not None and overall is not None:
         spread = params.spread_factor * (overall - float(np.median(np.concatenate(scores))))
         relative_margin = None if relative_margin is None else min(relative_margin, spread)
         drop_margin = None if drop_margin is None else min(drop_margin, spread)
+        neighbour_margin = None if neighbour_margin is None else min(neighbour_margin, spread)
     floor = overall - relative_margin if overall is not None and relative_margin is not None else None
     search_best = max(search_scores, default=None)
     out: list[TrimOutput] = []
@@ -866,7 +876,9 @@ def trim_chunks(
             best,
             overall_cosine=overall_cosine,
             overall=overall,
-            drop_margin=drop_margin,
+            drop_margin=neighbour_margin
+            if rank < len(continues_first) and continues_first[rank]
+            else drop_margin,
             drop_score_margin=params.drop_score_margin,
             threshold=params.threshold,
         )

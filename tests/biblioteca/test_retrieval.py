@@ -11,8 +11,9 @@ from django.test.utils import CaptureQueriesContext, override_settings
 
 from biblioteca.checks import trim_settings
 from biblioteca.embeddings import get_embedder
-from biblioteca.models import Document, Sentence
+from biblioteca.models import Chunk, Document, Sentence
 from biblioteca.retrieval import (
+    continues_first,
     params_dict,
     resolve_trim_params,
     retrieval_prepare,
@@ -217,6 +218,76 @@ def test_a_passage_the_vector_search_ranks_best_is_not_dropped(library):
     assert resolve_trim_params().drop_search_margin == 0.0
     with override_settings(RETRIEVAL_TRIM_DROP_SEARCH_MARGIN=None):
         assert resolve_trim_params().drop_search_margin is None
+
+
+def test_a_passage_knows_where_it_sits_in_its_document(library):
+    prepared = retrieval_prepare("How do I reset my password?", top_k=3, filters={"app": library})
+    assert any(c.layout is not None for c in prepared.chunks), (
+        "the fixture's passages grow to their neighbours"
+    )
+    for passage in prepared.chunks:
+        low, high = passage.index_range
+        indexes = Chunk.objects.filter(id__in=passage.member_ids).values_list("chunk_index", flat=True)
+        assert sorted(indexes) == list(range(low, high + 1))
+
+
+def _placed(document_id: int, index_range: tuple[int, int] | None, heading: str) -> RetrievedChunk:
+    return RetrievedChunk(
+        id=index_range[0] if index_range else 0,
+        chunk_id="",
+        document_id=document_id,
+        title="Page",
+        heading_path=[heading],
+        url="",
+        score=0.8,
+        text="Text.",
+        original_text="Text.",
+        index_range=index_range,
+    )
+
+
+def test_a_passage_continues_the_first_when_it_touches_it_on_its_page_under_another_heading():
+    first = _placed(1, (3, 5), "## Reference")
+    assert continues_first(
+        [
+            first,
+            _placed(1, (6, 6), "## Usage"),
+            _placed(1, (1, 2), "## Overview"),
+            _placed(1, (6, 7), "## Reference"),
+            _placed(1, (8, 9), "## Troubleshooting"),
+            _placed(2, (6, 6), "## Usage"),
+            _placed(1, None, "## Usage"),
+        ]
+    ) == [False, True, True, False, False, False, False]
+    # a first passage whose place is not known (a caller's own chunks) is continued by none
+    assert continues_first([_placed(1, None, "## Reference"), _placed(1, (6, 6), "## Usage")]) == [
+        False,
+        False,
+    ]
+    assert continues_first([]) == []
+
+
+def test_the_first_passages_next_section_is_dropped_only_by_the_neighbour_margin(library):
+    prepared = retrieval_prepare(QUESTION, top_k=3, filters={"app": library, "source_type": "en"})
+    chunks = prepared.chunks
+    first, later = chunks[0], chunks[-1]
+    low, high = first.index_range
+    # the last passage is placed right after the first on its page, under another heading
+    placed = [
+        *chunks[:-1],
+        replace(
+            later, document_id=first.document_id, index_range=(high + 1, high + 1), heading_path=["## Next"]
+        ),
+    ]
+    params = replace(resolve_trim_params(threshold=0.99), drop_margin=0.0, drop_neighbour_margin=1.0)
+    stored = stored_sentences(chunks)
+    kept, _ = trim_retrieved(placed, query_vector=prepared.query_vector, params=params, stored=stored)
+    assert [c.id for c in kept] == [first.id, later.id]
+    plain, _ = trim_retrieved(chunks, query_vector=prepared.query_vector, params=params, stored=stored)
+    assert [c.id for c in plain] == [first.id]
+    assert resolve_trim_params().drop_neighbour_margin == 0.0375
+    with override_settings(RETRIEVAL_TRIM_DROP_NEIGHBOUR_MARGIN=None):
+        assert resolve_trim_params().drop_neighbour_margin is None
 
 
 def test_the_earlier_sections_rule_follows_its_setting():

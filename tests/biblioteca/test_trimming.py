@@ -642,6 +642,31 @@ def test_the_search_margin_keeps_the_vector_searchs_favourite_cut_to_its_best_li
         TrimParams(threshold=0.5, drop_search_margin=-0.01)
 
 
+def test_a_chunk_that_continues_the_first_on_its_page_is_dropped_only_further_below():
+    first = chunk(["A.", "B."], [0.90, 0.5])
+    usage = chunk(["C.", "D."], [0.87, 0.5])
+    elsewhere = chunk(["E.", "F."], [0.87, 0.5])
+    far = chunk(["G.", "H."], [0.84, 0.5])
+    params = TrimParams(
+        threshold=0.95, window=0, relative_margin=0.3, drop_margin=0.02, drop_neighbour_margin=0.04
+    )
+    outs = trim_chunks(
+        [first, usage, elsewhere, far], QUERY, params, continues_first=[False, True, False, False]
+    )
+    # 0.03 under the best: too far for another page's passage, close enough for the first one's next section
+    assert [o.dropped for o in outs] == [False, False, True, True]
+    assert outs[1].text == "C."
+    too_far = trim_chunks([first, far], QUERY, params, continues_first=[False, True])
+    assert too_far[1].dropped
+    # without the neighbour margin, or without being told which chunk continues the first: the drop margin
+    assert trim_chunks(
+        [first, usage], QUERY, replace(params, drop_neighbour_margin=None), continues_first=[False, True]
+    )[1].dropped
+    assert trim_chunks([first, usage], QUERY, params)[1].dropped
+    with pytest.raises(ValueError):
+        TrimParams(threshold=0.5, drop_neighbour_margin=-0.01)
+
+
 def test_the_score_margin_drops_a_later_chunk_far_in_meaning_and_in_words():
     first = replace(chunk(["The answer.", "Filler."], [0.80, 0.5]), language="en")
     close = replace(chunk(["response_model_exclude_unset here.", "Filler."], [0.78, 0.5]), language="en")
