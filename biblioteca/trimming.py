@@ -871,14 +871,13 @@ def trim_chunks(
             out.append(TrimOutput(chunk.text, ()))
             continue
         best = float(chunk_scores.max())
+        continues = rank < len(continues_first) and continues_first[rank]
         hopeless = rank > 0 and _hopeless(
             chunk_best,
             best,
             overall_cosine=overall_cosine,
             overall=overall,
-            drop_margin=neighbour_margin
-            if rank < len(continues_first) and continues_first[rank]
-            else drop_margin,
+            drop_margin=neighbour_margin if continues else drop_margin,
             drop_score_margin=params.drop_score_margin,
             threshold=params.threshold,
         )
