@@ -233,7 +233,10 @@ def print_curves(sets: dict[str, tuple[list[Case], Callable]]) -> None:
     curves = {
         "relative margin": [("relative_margin", m) for m in (0.10, 0.13, 0.15, 0.17, 0.20, 0.22, 0.25)],
         "lexical weight": [("lexical_weight", w) for w in (None, 0.1, 0.15, 0.2, 0.25, 0.3)],
-        "drop margin": [("drop_margin", d) for d in (0.015, 0.02, 0.025, 0.03, 0.04)],
+        "drop margin": [("drop_margin", d) for d in (0.015, 0.02, 0.0225, 0.025, 0.03, 0.04)],
+        "drop neighbour margin": [
+            ("drop_neighbour_margin", d) for d in (None, 0.025, 0.03, 0.0375, 0.045, 0.06)
+        ],
         "drop score margin": [("drop_score_margin", d) for d in (None, 0.06, 0.07, 0.08, 0.10, 0.12)],
         "drop search margin": [("drop_search_margin", d) for d in (None, 0.0, 0.005, 0.01, 0.02)],
         "passage margin": [("passage_margin", m) for m in (None, 0.06, 0.08, 0.09, 0.10, 0.12)],
