@@ -271,7 +271,7 @@ def test_the_first_passages_next_section_is_dropped_only_by_the_neighbour_margin
     prepared = retrieval_prepare(QUESTION, top_k=3, filters={"app": library, "source_type": "en"})
     chunks = prepared.chunks
     first, later = chunks[0], chunks[-1]
-    low, high = first.index_range
+    _, high = first.index_range
     # the last passage is placed right after the first on its page, under another heading
     placed = [
         *chunks[:-1],
