@@ -365,7 +365,8 @@ _BLANK_LINE = re.compile(r"\n[ \t]*\n")
 _MKDOCS_BOX = r"(?:!!!|\?{3}\+?)[ \t]*[A-Za-z][^\n]*"
 _TAB_LABEL = r"={3}[+!]?[ \t]+\"[^\"\n]*\""
 _MARKUP = re.compile(
-    r"\s*(?:(?:(?:</?[A-Za-z][^>\n]*>|<!--[^\n]*?-->)\s*)+|/{3}[^\n]*|:{3}[^\n]*|\[!(?i:include)[ \t]*\[[^\n]*\]"
+    r"\s*(?:(?:(?:</?[A-Za-z][^>\n]*>|<!--[^\n]*?-->)\s*)+|/{3}[^\n]*|:{3}[^\n]*"
+    r"|\[!(?i:include|code(?:-[\w+#-]+)?)[ \t]*\[[^\n]*\]|\{\{[ \t]*[A-Za-z][\w-]*(?:\([^\n]*\))?[ \t]*\}\}"
     rf"|{_MKDOCS_BOX}|\{{\*[^\n]*\*\}}"
     rf"|\{{\{{[<%][^\n]*[%>]\}}\}}|\{{%[^\n]*%\}}|\{{:[^\n]*\}}|{_TAB_LABEL}|\W*)\s*"
 )
@@ -421,8 +422,9 @@ def is_markup(unit: str) -> bool:
     """A unit with no words for a reader: HTML tags alone (`</div>`, `<Tabs>` over `<TabItem>`), a one-line HTML
     comment (Kubernetes' `<!-- overview -->`, `<!-- prettier-ignore -->`; one over several lines may hold notes,
     as Node.js's YAML histories do), an admonition fence (`///`, `:::`, `!!! note`) or content tab's label
-    (`=== "Python"`), an include directive (`{* file *}`, DocFX's `[!INCLUDE[name](file.md)]`), a template tag
-    (Hugo's `{{< note >}}`, Liquid's `{% endhint %}`), a kramdown attribute list (`{: .note }`), punctuation."""
+    (`=== "Python"`), an include directive (`{* file *}`, DocFX's `[!INCLUDE[name](file.md)]` and its code samples,
+    `[!code-csharp[Main](Sample.cs)]`), a template tag (Hugo's `{{< note >}}`, Liquid's `{% endhint %}`, MDN's
+    `{{HTTPSidebar}}` and `{{Compat}}`), a kramdown attribute list (`{: .note }`), punctuation."""
     return bool(_MARKUP.fullmatch(unit))
 
 
