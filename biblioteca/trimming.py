@@ -354,6 +354,8 @@ _ORDERED_MARKER = r"\d{1,9}[.)][ \t]"
 _ITEM = re.compile(rf"(?:[-*+][ \t]|{_ORDERED_MARKER})")
 _NUMBERED_ITEM = re.compile(rf"\s*{_ORDERED_MARKER}")
 _FIRST_STEP = re.compile(r"\s*0*1[.)][ \t]")
+# Units a step can hold before the next one: an image, a note, a command
+_STEP_HOLDS = 3
 # MDN's definition lists: a term's item, then its definition nested under it as an item opening with a colon
 _DEFINITION = re.compile(r"[-*+][ \t]+:[ \t]")
 _TABLE_ROW = re.compile(r"\|")
@@ -684,10 +686,19 @@ class PassageUnits:
 
     @cached_property
     def first_step(self) -> tuple[bool, ...]:
-        """Per unit, whether it is the first step of a numbered list (`1.`)."""
-        return tuple(
-            n and _FIRST_STEP.match(_content(u)) is not None for u, n in zip(self.units, self.numbered)
-        )
+        """Per unit, whether it is the first step of a numbered list (`1.`). Microsoft Learn numbers every step
+        `1.` (CommonMark counts on from the first item): a `1.` step within `_STEP_HOLDS` units after another, with
+        no heading or lead-in ("Then:") between, continues that list."""
+        out: list[bool] = []
+        last_one: int | None = None
+        for i, (unit, numbered, shape) in enumerate(zip(self.units, self.numbered, self.shapes)):
+            if shape == "heading" or (shape == "prose" and _is_lead_in(unit)):
+                last_one = None
+            one = numbered and _FIRST_STEP.match(_content(unit)) is not None
+            out.append(one and (last_one is None or i - last_one > _STEP_HOLDS + 1))
+            if numbered:
+                last_one = i if one else None
+        return tuple(out)
 
     @cached_property
     def opens_box(self) -> tuple[bool, ...]:

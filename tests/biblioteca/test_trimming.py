@@ -1111,6 +1111,28 @@ def test_earlier_steps_stop_at_their_list_s_first_step():
     assert trim_one(first, threshold=0.9, window=0, companions=False, earlier_steps=3) == "1. Run it."
 
 
+def test_steps_all_numbered_one_are_one_list():
+    """Microsoft Learn writes every step `1.`; the rendered list counts on."""
+    options = spaced(
+        [
+            ("To change the option:", 0.3),
+            ("1. Go to **Tools** > **Options**.", 0.3),
+            ("1. Select **Open definition in peek view**.", 0.3),
+            ("![The option](media/peek.png)", 0.3),
+            ("1. Select **OK**.", 0.95),
+            ("Then, to undo it:", 0.3),
+            ("1. Clear the option.", 0.3),
+            ("1. Select **OK** again.", 0.3),
+        ],
+        ["\n\n", "\n", "\n\n", "\n\n", "\n\n", "\n\n", "\n"],
+    )
+    assert options.first_step == (False, True, False, False, False, False, True, False)
+    kept = trim_one(options, threshold=0.9, window=0, companions=False, earlier_steps=2)
+    assert kept == (
+        "1. Go to **Tools** > **Options**.\n1. Select **Open definition in peek view**.\n\n[...]\n\n1. Select **OK**."
+    )
+
+
 NOTE = spaced(
     [
         ("Deploy with Buddy, a CI service.", 0.95),
