@@ -15,7 +15,8 @@ Beyond it, query-level rules (all optional):
 - `drop_neighbour_margin`: a chunk that continues the first on its page under another heading (`continues_first`:
   the stored chunks right before or after it) is dropped only when further than this below, instead of
   `drop_margin`. A page answers in its next section what its first matched section raises: a reference's usage
-  after its signature, the force deletion after the plain one, a rejection after the approval steps;
+  after its signature, the force deletion after the plain one, a rejection after the approval steps. It is off
+  when `drop_margin` is: the chunk meant to be spared more is never the only one cosines drop;
 - `drop_score_margin`: a chunk after the first is also dropped when its best score (words counted) is further
   than this below the best score overall: it is neither close in meaning nor in words;
 - `drop_search_margin`: a chunk whose own cosine, as the search ranked it (`search_scores`), is within this
@@ -869,7 +870,9 @@ def trim_chunks(
     best_cosine = [float(s.max()) if len(s) else None for s in cosines]
     overall_cosine = max((b for b in best_cosine if b is not None), default=None)
     relative_margin, drop_margin = params.relative_margin, params.drop_margin
-    neighbour_margin = drop_margin if params.drop_neighbour_margin is None else params.drop_neighbour_margin
+    neighbour_margin = drop_margin
+    if drop_margin is not None and params.drop_neighbour_margin is not None:
+        neighbour_margin = params.drop_neighbour_margin
     if params.spread_factor is not None and overall is not None:
         spread = params.spread_factor * (overall - float(np.median(np.concatenate(scores))))
         relative_margin = None if relative_margin is None else min(relative_margin, spread)

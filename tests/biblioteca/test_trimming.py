@@ -667,6 +667,19 @@ def test_a_chunk_that_continues_the_first_on_its_page_is_dropped_only_further_be
         TrimParams(threshold=0.5, drop_neighbour_margin=-0.01)
 
 
+def test_the_neighbour_margin_drops_nothing_without_the_drop_margin():
+    first = chunk(["A.", "B."], [0.90, 0.5])
+    next_section = chunk(["C.", "D."], [0.80, 0.5])
+    params = TrimParams(threshold=0.95, window=0, drop_neighbour_margin=0.04)
+    outs = trim_chunks([first, next_section], QUERY, params, continues_first=[False, True])
+    # the drop rule is off: the passage the neighbour margin spares more is not the one passage that goes
+    assert not outs[1].dropped
+    dropping = trim_chunks(
+        [first, next_section], QUERY, replace(params, drop_margin=0.02), continues_first=[False, True]
+    )
+    assert dropping[1].dropped
+
+
 def test_the_score_margin_drops_a_later_chunk_far_in_meaning_and_in_words():
     first = replace(chunk(["The answer.", "Filler."], [0.80, 0.5]), language="en")
     close = replace(chunk(["response_model_exclude_unset here.", "Filler."], [0.78, 0.5]), language="en")
