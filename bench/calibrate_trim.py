@@ -239,6 +239,10 @@ def print_curves(sets: dict[str, tuple[list[Case], Callable]]) -> None:
         ],
         "drop score margin": [("drop_score_margin", d) for d in (None, 0.06, 0.07, 0.08, 0.10, 0.12)],
         "drop search margin": [("drop_search_margin", d) for d in (None, 0.0, 0.005, 0.01, 0.02)],
+        "drop best line margin": [("drop_best_line_margin", d) for d in (None, 0.025, 0.03, 0.035, 0.04)],
+        "drop best line search margin": [
+            ("drop_best_line_search_margin", d) for d in (None, 0.015, 0.02, 0.03, 0.04)
+        ],
         "passage margin": [("passage_margin", m) for m in (None, 0.06, 0.08, 0.09, 0.10, 0.12)],
         "passage spread": [("passage_spread", f) for f in (None, 0.4, 0.5, 0.7, 0.8, 0.9, 1.0, 1.2)],
         "window spread": [("window_spread", f) for f in (None, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1.0)],

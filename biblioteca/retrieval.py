@@ -83,6 +83,8 @@ def resolve_trim_params(
         drop_neighbour_margin=settings.RETRIEVAL_TRIM_DROP_NEIGHBOUR_MARGIN,
         drop_score_margin=settings.RETRIEVAL_TRIM_DROP_SCORE_MARGIN,
         drop_search_margin=settings.RETRIEVAL_TRIM_DROP_SEARCH_MARGIN,
+        drop_best_line_margin=settings.RETRIEVAL_TRIM_DROP_BEST_LINE_MARGIN,
+        drop_best_line_search_margin=settings.RETRIEVAL_TRIM_DROP_BEST_LINE_SEARCH_MARGIN,
         passage_margin=settings.RETRIEVAL_TRIM_PASSAGE_MARGIN,
         passage_spread=settings.RETRIEVAL_TRIM_PASSAGE_SPREAD,
         window_spread=settings.RETRIEVAL_TRIM_WINDOW_SPREAD,

@@ -24,6 +24,13 @@ Beyond it, query-level rules (all optional):
   follow-on). With hybrid search the first chunk is the fused ranking's best, and the vector side's best can
   hold its answer where no single sentence's cosine sees it: under a heading that restates the question (`My
   lazy component's state gets reset`), in a fix whose lines name only code;
+- `drop_best_line_margin` and `drop_best_line_search_margin`: a chunk the drop rule would leave out keeps its
+  best unit by cosine alone (no window) instead, when that unit is within the first margin of the best sentence
+  overall and the chunk's own search score within the second of the best one's. Such a near miss is another
+  page's or section's passage that the search ranked almost level with the best; its best line is often the
+  answer, put in other words than the question's ("the connection is refused" for "a middleware rejects it").
+  Only the closest near miss by cosine is kept: a question has one answer, and each line costs its passage's
+  doc line too;
 - `passage_margin`: in the chunks after the first, only sentences within this margin of that chunk's own best
   score (and their window and companions) are kept. Supporting passages give their best lines; the first keeps
   its context, where a question in other words than the docs finds its answer;
@@ -125,6 +132,8 @@ class TrimParams:
     drop_neighbour_margin: float | None = None
     drop_score_margin: float | None = None
     drop_search_margin: float | None = None
+    drop_best_line_margin: float | None = None
+    drop_best_line_search_margin: float | None = None
     passage_margin: float | None = None
     passage_spread: float | None = None
     window_spread: float | None = None
@@ -172,6 +181,8 @@ class TrimParams:
             "drop_neighbour_margin",
             "drop_score_margin",
             "drop_search_margin",
+            "drop_best_line_margin",
+            "drop_best_line_search_margin",
             "passage_margin",
             "passage_spread",
             "window_spread",
@@ -850,8 +861,9 @@ def trim_chunks(
     `query_terms` (stem -> rarity weight) feed the lexical evidence when `params.lexical_weight` is set;
     `identifiers` (`question_identifiers`) are the question's identifiers, each as its keys; `asks_reason`
     (`asks_reason`) says the question asks why and `asks_how` (`asks_how`) how; `search_scores` are the chunks'
-    own cosines, as the search ranked them, for `params.drop_search_margin`; `continues_first` says, per chunk,
-    whether it continues the first on its page under another heading, for `params.drop_neighbour_margin`.
+    own cosines, as the search ranked them, for `params.drop_search_margin` and
+    `params.drop_best_line_search_margin`; `continues_first` says, per chunk, whether it continues the first on
+    its page under another heading, for `params.drop_neighbour_margin`.
     """
     named = identifier_units(chunks, identifiers, limit=params.identifier_units, companions=params.companions)
     cosines = [c.scores(query_vector) for c in chunks]
@@ -881,6 +893,7 @@ def trim_chunks(
     floor = overall - relative_margin if overall is not None and relative_margin is not None else None
     search_best = max(search_scores, default=None)
     out: list[TrimOutput] = []
+    near_misses: dict[int, float] = {}
     for rank, (chunk, chunk_scores, chunk_best) in enumerate(zip(chunks, scores, best_cosine)):
         n = len(chunk.spans)
         if n == 0:
@@ -898,10 +911,9 @@ def trim_chunks(
             threshold=params.threshold,
         )
         if hopeless and not _search_favourite(rank, search_scores, search_best, params.drop_search_margin):
-            if named[rank]:
-                out.append(_kept(chunk, named[rank], params))
-            else:
-                out.append(TrimOutput("", (), dropped=True))
+            if _near_miss(rank, chunk_best, overall_cosine, search_scores, search_best, params):
+                near_misses[rank] = chunk_best
+            out.append(_kept(chunk, named[rank], params) if named[rank] else TrimOutput("", (), dropped=True))
             continue
         chunk_floor = floor
         spreads = params.passage_spread is not None or params.window_spread is not None
@@ -954,6 +966,9 @@ def trim_chunks(
         if params.trim_markup:
             kept |= into_boxes(kept, chunk)
         out.append(_kept(chunk, kept, params))
+    if near_misses:
+        rank = max(near_misses, key=near_misses.__getitem__)
+        out[rank] = _kept(chunks[rank], {*named[rank], int(np.argmax(cosines[rank]))}, params)
     return out
 
 
@@ -1139,10 +1154,28 @@ def _search_favourite(
     )
 
 
+def _near_miss(
+    rank: int,
+    best_cosine: float,
+    overall_cosine: float,
+    search_scores: Sequence[float],
+    search_best: float | None,
+    params: TrimParams,
+) -> bool:
+    """A chunk to drop is a near miss when its best cosine and its own search score are both close to the best."""
+    margin, search_margin = params.drop_best_line_margin, params.drop_best_line_search_margin
+    return (
+        margin is not None
+        and search_margin is not None
+        and best_cosine >= overall_cosine - margin
+        and _search_favourite(rank, search_scores, search_best, search_margin)
+    )
+
+
 def _kept(chunk: TrimInput, keep: set[int], params: TrimParams) -> TrimOutput:
     """The chunk cut down to the units in `keep` (short gaps filled, bare markup left off the runs' edges), or
     whole when that is all of them. A passage the drop rule would leave out comes here with only the units naming
-    the question's identifiers."""
+    the question's identifiers, and its best unit when it is a near miss (`_near_miss`)."""
     kept = with_table_headers(sorted(keep), chunk.shapes)
     if params.gap_words:
         kept = with_short_gaps(kept, chunk.units, chunk.shapes, words=params.gap_words)

@@ -220,6 +220,31 @@ def test_a_passage_the_vector_search_ranks_best_is_not_dropped(library):
         assert resolve_trim_params().drop_search_margin is None
 
 
+def test_a_near_miss_keeps_its_best_line_instead_of_going_whole(library):
+    filters = {"app": library, "source_type": "en"}
+    prepared = retrieval_prepare(QUESTION, top_k=3, filters=filters)
+    chunks = prepared.chunks
+    assert len(chunks) == 3
+    # a zero drop margin makes every later passage hopeless; margins of 1 make each of them a near miss, and
+    # the closer one keeps a line
+    params = replace(resolve_trim_params(threshold=0.99), drop_margin=0.0, drop_search_margin=None)
+    stored = stored_sentences(chunks)
+    near = replace(params, drop_best_line_margin=1.0, drop_best_line_search_margin=1.0)
+    kept, _ = trim_retrieved(chunks, query_vector=prepared.query_vector, params=near, stored=stored)
+    assert len(kept) == 2 and kept[0].id == chunks[0].id
+    (whole,) = [c for c in chunks[1:] if c.id == kept[1].id]
+    # one line of it, unbroken: no window, no elision
+    assert kept[1].trimmed and len(kept[1].text) < len(whole.text)
+    assert kept[1].text in whole.text
+    off = replace(params, drop_best_line_margin=None)
+    plain, _ = trim_retrieved(chunks, query_vector=prepared.query_vector, params=off, stored=stored)
+    assert [c.id for c in plain] == [chunks[0].id]
+    defaults = resolve_trim_params()
+    assert (defaults.drop_best_line_margin, defaults.drop_best_line_search_margin) == (0.035, 0.03)
+    with override_settings(RETRIEVAL_TRIM_DROP_BEST_LINE_MARGIN=None):
+        assert resolve_trim_params().drop_best_line_margin is None
+
+
 def test_a_passage_knows_where_it_sits_in_its_document(library):
     prepared = retrieval_prepare("How do I reset my password?", top_k=3, filters={"app": library})
     assert any(c.layout is not None for c in prepared.chunks), (

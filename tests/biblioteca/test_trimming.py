@@ -680,6 +680,58 @@ def test_the_neighbour_margin_drops_nothing_without_the_drop_margin():
     assert dropping[1].dropped
 
 
+def test_a_near_miss_keeps_its_best_line_by_cosine_alone():
+    first = chunk(["A.", "B."], [0.90, 0.5])
+    near = chunk(["N0.", "N1.", "N2."], [0.70, 0.87, 0.60])
+    searched_lower = chunk(["S0.", "S1."], [0.87, 0.5])
+    further = chunk(["F0.", "F1."], [0.86, 0.5])
+    params = TrimParams(
+        threshold=0.95,
+        window=1,
+        relative_margin=0.3,
+        drop_margin=0.02,
+        drop_best_line_margin=0.035,
+        drop_best_line_search_margin=0.03,
+    )
+    chunks, searched = [first, near, searched_lower, further], [0.85, 0.83, 0.81, 0.84]
+    outs = trim_chunks(chunks, QUERY, params, search_scores=searched)
+    # 0.03 under the best line and 0.02 under the best search score: its best line, without the window; the
+    # other two miss one margin each (search 0.04 under, cosine 0.04 under)
+    assert [o.dropped for o in outs] == [False, False, True, True]
+    assert outs[1].text == "N1."
+    assert outs[1].kept == (1,)
+    # two near misses: only the closer by cosine keeps its line
+    closer = chunk(["C0.", "C1."], [0.5, 0.875])
+    outs = trim_chunks([first, near, closer], QUERY, params, search_scores=[0.85, 0.83, 0.84])
+    assert [o.dropped for o in outs] == [False, True, False]
+    assert outs[2].text == "C1."
+    # either margin off, or no search scores given: the drop rule alone
+    for off in ({"drop_best_line_margin": None}, {"drop_best_line_search_margin": None}):
+        assert trim_chunks(chunks, QUERY, replace(params, **off), search_scores=searched)[1].dropped
+    assert trim_chunks(chunks, QUERY, params)[1].dropped
+    for name in ("drop_best_line_margin", "drop_best_line_search_margin"):
+        with pytest.raises(ValueError):
+            replace(params, **{name: -0.01})
+
+
+def test_the_line_a_near_miss_keeps_is_its_best_by_cosine_not_by_words():
+    first = replace(chunk(["The answer.", "Filler."], [0.90, 0.5]), language="en")
+    near = replace(
+        chunk(["It refuses the connection.", "response_model_exclude_unset is named."], [0.87, 0.80]),
+        language="en",
+    )
+    params = TrimParams(
+        threshold=0.95,
+        window=0,
+        lexical_weight=0.5,
+        drop_margin=0.02,
+        drop_best_line_margin=0.035,
+        drop_best_line_search_margin=0.03,
+    )
+    outs = trim_chunks([first, near], QUERY, params, TERMS, search_scores=[0.85, 0.84])
+    assert outs[1].text == "It refuses the connection."
+
+
 def test_the_score_margin_drops_a_later_chunk_far_in_meaning_and_in_words():
     first = replace(chunk(["The answer.", "Filler."], [0.80, 0.5]), language="en")
     close = replace(chunk(["response_model_exclude_unset here.", "Filler."], [0.78, 0.5]), language="en")
