@@ -680,19 +680,22 @@ def test_the_neighbour_margin_drops_nothing_without_the_drop_margin():
     assert dropping[1].dropped
 
 
+NEAR_MISS = TrimParams(
+    threshold=0.95,
+    window=1,
+    relative_margin=0.3,
+    drop_margin=0.02,
+    drop_best_line_margin=0.035,
+    drop_best_line_search_margin=0.03,
+)
+
+
 def test_a_near_miss_keeps_its_best_line_by_cosine_alone():
     first = chunk(["A.", "B."], [0.90, 0.5])
     near = chunk(["N0.", "N1.", "N2."], [0.70, 0.87, 0.60])
     searched_lower = chunk(["S0.", "S1."], [0.87, 0.5])
     further = chunk(["F0.", "F1."], [0.86, 0.5])
-    params = TrimParams(
-        threshold=0.95,
-        window=1,
-        relative_margin=0.3,
-        drop_margin=0.02,
-        drop_best_line_margin=0.035,
-        drop_best_line_search_margin=0.03,
-    )
+    params = NEAR_MISS
     chunks, searched = [first, near, searched_lower, further], [0.85, 0.83, 0.81, 0.84]
     outs = trim_chunks(chunks, QUERY, params, search_scores=searched)
     # 0.03 under the best line and 0.02 under the best search score: its best line, without the window; the
@@ -720,14 +723,7 @@ def test_the_line_a_near_miss_keeps_is_its_best_by_cosine_not_by_words():
         chunk(["It refuses the connection.", "response_model_exclude_unset is named."], [0.87, 0.80]),
         language="en",
     )
-    params = TrimParams(
-        threshold=0.95,
-        window=0,
-        lexical_weight=0.5,
-        drop_margin=0.02,
-        drop_best_line_margin=0.035,
-        drop_best_line_search_margin=0.03,
-    )
+    params = replace(NEAR_MISS, window=0, lexical_weight=0.5)
     outs = trim_chunks([first, near], QUERY, params, TERMS, search_scores=[0.85, 0.84])
     assert outs[1].text == "It refuses the connection."
 
