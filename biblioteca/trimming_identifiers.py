@@ -9,6 +9,7 @@ the lines of a page hold, trims as before.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -18,6 +19,11 @@ if TYPE_CHECKING:
     from biblioteca.trimming import TrimInput
 
 HEADING_PATH = -1
+# A list item holding a name alone (`- **$route.fullPath**`, `` - `push(location)` ``): a reference written as a
+# list heads each entry so, its type and description nested under it.
+_NAME_ITEM = re.compile(
+    r"\s*(?:[-*+]|\d{1,9}[.)])[ \t]+(?:\*\*|__|`)*[^\s*`()]+(?:\([^()\n]*\))?(?:\*\*|__|`)*:?\s*"
+)
 
 
 def identifier_units(
@@ -25,8 +31,8 @@ def identifier_units(
 ) -> list[set[int]]:
     """Per chunk, the units to keep for the question's rare identifiers: each unit holding one; under a heading
     holding one (a heading unit, or the chunk's heading path for the units before its first heading) the first
-    unit with words, where a reference states what the identifier is; with `companions`, theirs (a row's header
-    row, a field's heading and siblings)."""
+    unit with words, where a reference states what the identifier is, and so under a list item holding only
+    its name; with `companions`, theirs (a row's header row, a field's heading and siblings)."""
     out: list[set[int]] = [set() for _ in chunks]
     if not identifiers or limit <= 0:
         return out
@@ -37,11 +43,11 @@ def identifier_units(
             continue
         for c, i in holders:
             chunk = chunks[c]
-            if i == HEADING_PATH or chunk.shapes[i] == "heading":
+            if i == HEADING_PATH or chunk.shapes[i] == "heading" or _names_entry(chunk, i):
                 if i != HEADING_PATH:
                     out[c].add(i)
                 first = _first_words(chunk, i + 1)
-                if first is not None:
+                if first is not None and not _names_entry(chunk, first):
                     out[c].add(first)
             else:
                 out[c].add(i)
@@ -62,6 +68,10 @@ def _holders(
         units = {i for key in keys for i in chunk.units_keyed(key)}
         found.extend((c, i) for i in sorted(units))
     return found
+
+
+def _names_entry(chunk: TrimInput, i: int) -> bool:
+    return chunk.shapes[i] == "item" and _NAME_ITEM.fullmatch(chunk.units[i]) is not None
 
 
 def _first_words(chunk: TrimInput, start: int) -> int | None:

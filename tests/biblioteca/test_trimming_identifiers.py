@@ -261,6 +261,36 @@ def test_an_option_heading_keeps_the_sentence_after_its_field_lines(units, score
     assert trim([best, option], question)[1].text == expected
 
 
+# A reference written as a list: each entry's name alone in a bold item, its type nested under it, then what it is.
+ROUTE_OBJECT = [
+    "- **$route.hash**",
+    "  - type: `string`",
+    "    The hash of the current route, if it has one.",
+    "- **$route.fullPath**",
+    "  - type: `string`",
+    "    The full resolved URL including query and hash.",
+    "- **$route.matched**",
+    "  - type: `Array<RouteRecord>`",
+]
+
+
+def test_a_list_item_naming_the_identifier_alone_keeps_the_sentence_after_its_fields():
+    best = passage(["Routes are matched in order.", "The first match wins."], [0.93, 0.90])
+    entries = passage(ROUTE_OBJECT, [0.80, 0.79, 0.80, 0.80, 0.79, 0.78, 0.80, 0.79])
+    kept = trim([best, entries], "what's in $route.fullPath")[1]
+    assert "The full resolved URL including query and hash." in kept.text
+    # an item saying more than a name is not an entry's head: its next line is not its description
+    prose = passage(["- Read **$route.fullPath** for the whole URL", "    Unrelated note."], [0.80, 0.70])
+    assert "Unrelated note." not in trim([best, prose], "what's in $route.fullPath")[1].text
+
+
+def test_a_name_item_followed_by_another_name_item_keeps_no_neighbour():
+    best = passage(["Routes are matched in order.", "The first match wins."], [0.93, 0.90])
+    names = passage(["- `$route.fullPath`", "- `$route.hash`", "Both are strings."], [0.80, 0.80, 0.70])
+    kept = trim([best, names], "what's in $route.fullPath", replace(PARAMS, companions=False))[1]
+    assert "$route.hash" not in kept.text
+
+
 def test_an_option_heading_with_only_field_lines_keeps_them():
     best = passage(["Caching speeds up cold starts.", "It is on by default."], [0.93, 0.90])
     option = passage(
