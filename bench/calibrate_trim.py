@@ -245,7 +245,7 @@ def print_curves(sets: dict[str, tuple[list[Case], Callable]]) -> None:
         ],
         "passage margin": [("passage_margin", m) for m in (None, 0.06, 0.08, 0.09, 0.10, 0.12)],
         "passage spread": [("passage_spread", f) for f in (None, 0.4, 0.5, 0.7, 0.8, 0.9, 1.0, 1.2)],
-        "window spread": [("window_spread", f) for f in (None, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1.0)],
+        "window spread": [("window_spread", f) for f in (None, 0.3, 0.4, 0.5, 0.55, 0.6, 0.7, 0.8, 1.0)],
         "earlier sections": [("earlier_sections", on) for on in (False, True)],
     }
     for title, points in curves.items():

@@ -259,7 +259,7 @@ RETRIEVAL_TRIM_DROP_BEST_LINE_SEARCH_MARGIN = optional_margin(
 )
 RETRIEVAL_TRIM_PASSAGE_MARGIN = optional_margin("RETRIEVAL_TRIM_PASSAGE_MARGIN", 0.09)
 RETRIEVAL_TRIM_PASSAGE_SPREAD = optional_margin("RETRIEVAL_TRIM_PASSAGE_SPREAD", 0.9)
-RETRIEVAL_TRIM_WINDOW_SPREAD = optional_margin("RETRIEVAL_TRIM_WINDOW_SPREAD", 0.6)
+RETRIEVAL_TRIM_WINDOW_SPREAD = optional_margin("RETRIEVAL_TRIM_WINDOW_SPREAD", 0.55)
 RETRIEVAL_TRIM_LEXICAL_WEIGHT = optional_margin("RETRIEVAL_TRIM_LEXICAL_WEIGHT", 0.2)
 # A question in another language than the docs (all in one language) counts its words for this share of
 # RETRIEVAL_TRIM_LEXICAL_WEIGHT (docs/en/calibration.md).
