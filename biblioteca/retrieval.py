@@ -92,6 +92,7 @@ def resolve_trim_params(
         heading_weight=settings.RETRIEVAL_TRIM_HEADING_WEIGHT,
         spread_factor=settings.RETRIEVAL_TRIM_SPREAD_FACTOR,
         companions=settings.RETRIEVAL_TRIM_COMPANIONS,
+        closest_line=settings.RETRIEVAL_TRIM_CLOSEST_LINE,
         trim_markup=settings.RETRIEVAL_TRIM_MARKUP,
         identifier_units=settings.RETRIEVAL_TRIM_IDENTIFIER_UNITS,
         earlier_sections=settings.RETRIEVAL_TRIM_EARLIER_SECTIONS,

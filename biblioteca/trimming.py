@@ -141,6 +141,7 @@ class TrimParams:
     heading_weight: float = 0.5
     spread_factor: float | None = None
     companions: bool = False
+    closest_line: bool = False
     trim_markup: bool = False
     identifier_units: int = 6
     earlier_sections: bool = False
@@ -863,7 +864,8 @@ def trim_chunks(
     (`asks_reason`) says the question asks why and `asks_how` (`asks_how`) how; `search_scores` are the chunks'
     own cosines, as the search ranked them, for `params.drop_search_margin` and
     `params.drop_best_line_search_margin`; `continues_first` says, per chunk, whether it continues the first on
-    its page under another heading, for `params.drop_neighbour_margin`.
+    its page under another heading, for `params.drop_neighbour_margin`. With `params.closest_line`, a kept chunk
+    keeps its line closest in meaning (by cosine) even when the question's words lift others past its bar.
     """
     named = identifier_units(chunks, identifiers, limit=params.identifier_units, companions=params.companions)
     cosines = [c.scores(query_vector) for c in chunks]
@@ -953,6 +955,8 @@ def trim_chunks(
             reason=params.reason_follow if asks_reason else 0,
         )
         kept = named[rank].union(keep, follow)
+        if params.closest_line:
+            kept.add(int(np.argmax(cosines[rank])))
         if asks_how and params.how_steps:
             kept |= procedure_after(best_unit, chunk, reach=params.how_steps)
         if params.paragraph_start:

@@ -245,6 +245,12 @@ def test_a_near_miss_keeps_its_best_line_instead_of_going_whole(library):
         assert resolve_trim_params().drop_best_line_margin is None
 
 
+def test_the_closest_line_setting_reaches_the_trimmer():
+    assert resolve_trim_params().closest_line
+    with override_settings(RETRIEVAL_TRIM_CLOSEST_LINE=False):
+        assert not resolve_trim_params().closest_line
+
+
 def test_a_passage_knows_where_it_sits_in_its_document(library):
     prepared = retrieval_prepare("How do I reset my password?", top_k=3, filters={"app": library})
     assert any(c.layout is not None for c in prepared.chunks), (

@@ -728,6 +728,22 @@ def test_the_line_a_near_miss_keeps_is_its_best_by_cosine_not_by_words():
     assert outs[1].text == "It refuses the connection."
 
 
+def test_a_kept_chunk_keeps_its_line_closest_in_meaning_when_words_lift_another_past_its_bar():
+    passage = replace(
+        chunk(
+            ["Set response_model_exclude_unset here.", "Filler.", "It refuses the connection.", "Tail."],
+            [0.80, 0.5, 0.85, 0.4],
+        ),
+        language="en",
+    )
+    params = TrimParams(threshold=0.95, window=0, relative_margin=0.03, lexical_weight=0.5, closest_line=True)
+    # the identifier's line scores 0.80 plus its words; 0.85, the best cosine, falls under the margin's bar
+    assert trim_chunks([passage], QUERY, params, TERMS)[0].kept == (0, 2)
+    assert trim_chunks([passage], QUERY, replace(params, closest_line=False), TERMS)[0].kept == (0,)
+    # without words, the best score is the best cosine: the rule adds nothing
+    assert trim_chunks([passage], QUERY, replace(params, lexical_weight=None))[0].kept == (2,)
+
+
 def test_the_score_margin_drops_a_later_chunk_far_in_meaning_and_in_words():
     first = replace(chunk(["The answer.", "Filler."], [0.80, 0.5]), language="en")
     close = replace(chunk(["response_model_exclude_unset here.", "Filler."], [0.78, 0.5]), language="en")
