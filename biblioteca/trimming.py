@@ -43,6 +43,9 @@ Beyond it, query-level rules (all optional):
 - `lexical_weight`: a sentence's score also counts the question's terms it holds (or its heading holds), each
   weighed by its rarity in the library. Short units of documentation (`**Default:** None`, a list item, a table
   row) embed poorly but name the option the question names. A link's destination is not counted;
+- `closest_line`: a kept chunk also keeps its unit closest in meaning (by cosine). When the question's words lift
+  several lines of a passage, its bar rises with them past the line the embedding found closest, often the answer
+  in other words than the question's;
 - `spread_factor`: both margins shrink to this share of the spread of the scores (best minus median) when that is
   narrower. Cosines of documentation sit high and close together; a margin tuned on prose would keep them all;
 - `companions`: units that belong together are kept together: a list item with the sentence that leads into its
@@ -864,8 +867,7 @@ def trim_chunks(
     (`asks_reason`) says the question asks why and `asks_how` (`asks_how`) how; `search_scores` are the chunks'
     own cosines, as the search ranked them, for `params.drop_search_margin` and
     `params.drop_best_line_search_margin`; `continues_first` says, per chunk, whether it continues the first on
-    its page under another heading, for `params.drop_neighbour_margin`. With `params.closest_line`, a kept chunk
-    keeps its line closest in meaning (by cosine) even when the question's words lift others past its bar.
+    its page under another heading, for `params.drop_neighbour_margin`.
     """
     named = identifier_units(chunks, identifiers, limit=params.identifier_units, companions=params.companions)
     cosines = [c.scores(query_vector) for c in chunks]
