@@ -105,6 +105,7 @@ import numpy as np
 from biblioteca.text.chunking import unit_heading_level
 from biblioteca.text.identifiers import identifier_keys
 from biblioteca.text.lexical import pack_terms, unit_terms, unpack_terms
+from biblioteca.text.list_markers import BULLET, LIST_MARKER, ORDERED
 from biblioteca.trimming_identifiers import identifier_units
 
 # A gap inside a line of text; one between blocks sits on a line of its own (a heading, list item or code fence
@@ -366,17 +367,16 @@ def select_sentences(
     return sorted(keep)
 
 
-_ORDERED_MARKER = r"\d{1,9}[.)][ \t]"
-_ITEM = re.compile(rf"(?:[-*+][ \t]|{_ORDERED_MARKER})")
-_NUMBERED_ITEM = re.compile(rf"\s*{_ORDERED_MARKER}")
+_ITEM = re.compile(rf"{LIST_MARKER}[ \t]")
+_NUMBERED_ITEM = re.compile(rf"\s*{ORDERED}[ \t]")
 _FIRST_STEP = re.compile(r"\s*0*1[.)][ \t]")
 # Units a step can hold before the next one: an image, a note, a command
 _STEP_HOLDS = 3
 # MDN's definition lists: a term's item, then its definition nested under it as an item opening with a colon
-_DEFINITION = re.compile(r"[-*+][ \t]+:[ \t]")
+_DEFINITION = re.compile(rf"{BULLET}[ \t]+:[ \t]")
 _TABLE_ROW = re.compile(r"\|")
 _TABLE_RULE = re.compile(r"\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)*\|?[ \t]*$")
-_FIELD = re.compile(r"(?:[-*+][ \t]+)?(?:\*\*|__)?[^\W\d_][\w ()/-]{0,30}:(?:\*\*|__)?[ \t]*\S")
+_FIELD = re.compile(rf"(?:{BULLET}[ \t]+)?(?:\*\*|__)?[^\W\d_][\w ()/-]{{0,30}}:(?:\*\*|__)?[ \t]*\S")
 _FIELD_MAX = 160
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
 # MkDocs' admonitions always have a type (`!!! note`, `???+ tip`); a content tab's label (`=== "Python"`)

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from biblioteca.text.identifiers import identifier_keys
+from biblioteca.text.list_markers import LIST_MARKER
 
 if TYPE_CHECKING:
     from biblioteca.trimming import TrimInput
@@ -22,7 +23,7 @@ HEADING_PATH = -1
 # A list item holding a name alone (`- **$route.fullPath**`, `` - `push(location)` ``): a reference written as a
 # list heads each entry so, its type and description nested under it.
 _NAME_ITEM = re.compile(
-    r"\s*(?:[-*+]|\d{1,9}[.)])[ \t]+(?:\*\*|__|`)*[^\s*`()]+(?:\([^()\n]*\))?(?:\*\*|__|`)*:?\s*"
+    rf"\s*{LIST_MARKER}[ \t]+(?:\*\*|__|`)*[^\s*`()]+(?:\([^()\n]*\))?(?:\*\*|__|`)*:?\s*"
 )
 
 

@@ -25,6 +25,8 @@ from itertools import accumulate
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
+from biblioteca.text.list_markers import LIST_MARKER, ORDERED
+
 __all__ = ["split_sentence_spans", "split_sentences"]
 
 
@@ -48,8 +50,8 @@ _DEEP = _MD.options["maxNesting"] - 1
 # How deep _simple_list follows lists inside list items before leaving them to markdown-it.
 _NESTED_LISTS = 3
 _ATX = re.compile(r"#{1,6}(?![^ \t])")
-_ORDERED = re.compile(r"[0-9]{1,9}[.)]")
-_ITEM = re.compile(r"(?:[-*+]|[0-9]{1,9}[.)]) (?=[^ \t])")
+_ORDERED = re.compile(ORDERED)
+_ITEM = re.compile(rf"{LIST_MARKER} (?=[^ \t])")
 _LIST_LEAD = frozenset("-*+0123456789")
 
 _TERMINATORS = ".!?…‽"
