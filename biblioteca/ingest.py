@@ -17,12 +17,20 @@ from pathlib import Path
 import numpy as np
 from django.conf import settings
 from django.db import connection, transaction
+from django.db.models import BooleanField, ExpressionWrapper, Q
 from django.utils import timezone
 
 from biblioteca.embeddings import Embedder, get_embedder
 from biblioteca.errors import ApplicationError
 from biblioteca.models import Chunk, Document, Sentence
-from biblioteca.text.chunking import chunk_markdown, content_hash, document_title, passage_header
+from biblioteca.text.chunking import (
+    chunk_markdown,
+    content_hash,
+    document_title,
+    heading_words,
+    passage_header,
+    section_openers,
+)
 from biblioteca.text.identifiers import identifier_keys
 from biblioteca.text.lexical import detect_language, lexical_text, pack_terms, search_config, unit_terms
 from biblioteca.text.sentences import split_sentence_spans
@@ -89,6 +97,24 @@ class _PreparedChunk:
     sentence_spans: list[tuple[int, int]]
 
 
+@dataclass(frozen=True)
+class _Vectors:
+    """What one embedding pass gives a document's chunks: each chunk's vector, its sentences' vectors, and the
+    vector of the heading it opens its section under (None for one that opens none)."""
+
+    chunks: np.ndarray
+    sentences: list[np.ndarray]
+    headings: list[np.ndarray | None]
+    embedded: int
+
+
+def _opened_headings(chunks: Sequence[_PreparedChunk]) -> list[str | None]:
+    """Per chunk, the words of the heading it opens its section under, None for one that continues its section
+    or has no heading."""
+    opens = section_openers([c.heading_path for c in chunks])
+    return [(heading_words(c.heading_path[-1]) if o else "") or None for c, o in zip(chunks, opens)]
+
+
 def _prepare(*, source_path: str, content: str) -> tuple[str, list[_PreparedChunk]]:
     title = document_title(filename=source_path, content=content)
     chunks = chunk_markdown(
@@ -124,30 +150,33 @@ def _embed_chunks(
     *,
     title: str,
     known: Mapping[str, np.ndarray] | None = None,
-) -> tuple[np.ndarray, list[np.ndarray], int]:
-    """One batch pass over every chunk and every sentence: chunk vectors, sentence vectors per chunk, and how
-    many texts were embedded.
+) -> _Vectors:
+    """One batch pass over every chunk, every sentence and every heading a chunk opens its section under.
 
-    Sentences are embedded bare, to score them against each other. A text that occurs twice (sentences in the
-    overlap between chunks, repeated code) is embedded once, and one in `known` (the document's stored
-    vectors, by the exact text embedded) not at all.
+    Sentences and headings are embedded bare, to score them against each other. A text that occurs twice
+    (sentences in the overlap between chunks, repeated code) is embedded once, and one in `known` (the
+    document's stored vectors, by the exact text embedded) not at all.
     """
     known = known or {}
     texts = [_embedded_text(title=title, chunk_text=c.text, heading_path=c.heading_path) for c in chunks]
     for c in chunks:
         texts.extend(c.text[s:e] for s, e in c.sentence_spans)
+    headings = _opened_headings(chunks)
+    sentences_end = len(texts)
+    texts.extend(h for h in headings if h)
     unique = list(dict.fromkeys(texts))
     missing = [text for text in unique if text not in known]
     embedded = dict(zip(missing, embedder.embed_documents(missing)))
     vectors = np.array([embedded[t] if t in embedded else known[t] for t in texts], dtype=np.float32).reshape(
         len(texts), embedder.dimensions
     )
-    chunk_vectors = vectors[: len(chunks)]
     per_chunk, cursor = [], len(chunks)
     for c in chunks:
         per_chunk.append(vectors[cursor : cursor + len(c.sentence_spans)])
         cursor += len(c.sentence_spans)
-    return chunk_vectors, per_chunk, len(missing)
+    heading_rows = iter(range(sentences_end, len(texts)))
+    heading_vectors = [vectors[next(heading_rows)] if h else None for h in headings]
+    return _Vectors(vectors[: len(chunks)], per_chunk, heading_vectors, len(missing))
 
 
 def _stored_vectors(document: Document) -> dict[str, np.ndarray]:
@@ -158,15 +187,19 @@ def _stored_vectors(document: Document) -> dict[str, np.ndarray]:
         for text, vector in Sentence.objects.filter(chunk__document=document).values_list("text", "embedding")
     }
     title_whole = len(document.title) < TITLE_MAX_LENGTH  # a cut title no longer gives the header embedded
-    if title_whole:
-        for heading_path, text, vector in document.chunks.values_list("heading_path", "text", "embedding"):
+    for heading_path, text, vector, heading_vector in document.chunks.values_list(
+        "heading_path", "text", "embedding", "heading_embedding"
+    ):
+        if title_whole:
             header_and_text = _embedded_text(title=document.title, chunk_text=text, heading_path=heading_path)
             known[header_and_text] = np.asarray(vector, dtype=np.float32)
+        if heading_vector is not None and heading_path:
+            known[heading_words(heading_path[-1])] = np.asarray(heading_vector, dtype=np.float32)
     return known
 
 
 def _chunk_rows(
-    document: Document, chunks: Sequence[_PreparedChunk], chunk_vectors: np.ndarray, model_name: str
+    document: Document, chunks: Sequence[_PreparedChunk], vectors: _Vectors, model_name: str
 ) -> list[Chunk]:
     return [
         Chunk(
@@ -178,11 +211,12 @@ def _chunk_rows(
             end_offset=c.end,
             token_count=count_tokens(c.text, encoding=settings.TOKEN_ENCODING),
             embedding=vector,
+            heading_embedding=heading_vector,
             embedding_model=model_name,
             app=document.app,
             source_type=document.source_type,
         )
-        for c, vector in zip(chunks, chunk_vectors)
+        for c, vector, heading_vector in zip(chunks, vectors.chunks, vectors.headings)
     ]
 
 
@@ -265,7 +299,8 @@ def document_ingest(
     dry_run: bool = False,
     embedder: Embedder | None = None,
 ) -> DocumentResult:
-    """Ingest one markdown document; unchanged content (same hash, same model) costs no embedding call."""
+    """Ingest one markdown document; unchanged content (same hash, same model) costs no embedding call, but for
+    the headings of chunks stored before their vectors were."""
     if not content.strip():
         return DocumentResult(source_path, "skipped", error="empty file")
     digest = content_hash(content)
@@ -280,7 +315,18 @@ def document_ingest(
             if existing.url != url or existing.source_type != source_type:
                 Document.objects.filter(pk=existing.pk).update(url=url, source_type=source_type)
             _reindex_if_language_changed(existing, language)
-        return DocumentResult(source_path, "unchanged", chunks=existing.chunks.count())
+            started = time.perf_counter()
+            embedded = _fill_heading_vectors(existing, embedder)
+            seconds = time.perf_counter() - started if embedded else 0.0
+        else:
+            embedded, seconds = 0, 0.0
+        return DocumentResult(
+            source_path,
+            "unchanged",
+            chunks=existing.chunks.count(),
+            embedded_texts=embedded,
+            embed_seconds=seconds,
+        )
 
     title, prepared = _prepare(source_path=source_path, content=content)
     status = "updated" if existing else "added"
@@ -292,7 +338,7 @@ def document_ingest(
 
     started = time.perf_counter()
     known = _stored_vectors(existing) if reusable else None
-    chunk_vectors, sentence_vectors, embedded = _embed_chunks(embedder, prepared, title=title, known=known)
+    vectors = _embed_chunks(embedder, prepared, title=title, known=known)
     embed_seconds = time.perf_counter() - started
 
     with transaction.atomic():
@@ -311,20 +357,41 @@ def document_ingest(
             },
         )
         document.chunks.all().delete()
-        chunks = Chunk.objects.bulk_create(
-            _chunk_rows(document, prepared, chunk_vectors, embedder.model_name)
-        )
-        _store_sentences(chunks, prepared, sentence_vectors, language=language)
+        chunks = Chunk.objects.bulk_create(_chunk_rows(document, prepared, vectors, embedder.model_name))
+        _store_sentences(chunks, prepared, vectors.sentences, language=language)
         _store_search_vectors(document, chunks)
     return DocumentResult(
         source_path,
         status,
         chunks=len(prepared),
         sentences=sentence_count,
-        embedded_texts=embedded,
+        embedded_texts=vectors.embedded,
         embed_seconds=embed_seconds,
         rechunked=rechunked,
     )
+
+
+def _fill_heading_vectors(document: Document, embedder: Embedder) -> int:
+    """Store the vectors of the headings a document's chunks open their sections under, for chunks stored before
+    they were (`Chunk.heading_embedding`): its headings alone are embedded, its chunks and sentences stay as they
+    are. Returns how many texts were embedded."""
+    rows = list(
+        document.chunks.order_by("chunk_index")
+        .annotate(lacks=ExpressionWrapper(Q(heading_embedding__isnull=True), output_field=BooleanField()))
+        .values_list("pk", "heading_path", "lacks")
+    )
+    opens = section_openers([path for _, path, _ in rows])
+    wanted = {
+        pk: heading_words(path[-1]) for (pk, path, lacks), o in zip(rows, opens) if o and lacks and path
+    }
+    wanted = {pk: words for pk, words in wanted.items() if words}
+    if not wanted:
+        return 0
+    unique = list(dict.fromkeys(wanted.values()))
+    vectors = dict(zip(unique, embedder.embed_documents(unique)))
+    chunks = [Chunk(pk=pk, heading_embedding=vectors[words]) for pk, words in wanted.items()]
+    Chunk.objects.bulk_update(chunks, ["heading_embedding"], batch_size=2000)
+    return len(unique)
 
 
 def _needs_reembedding(document: Document, embedder: Embedder) -> bool:
@@ -558,14 +625,15 @@ def chunks_reembed(
             )
             for c in chunks
         ]
-        chunk_vectors, sentence_vectors, _ = _embed_chunks(embedder, prepared, title=document.title)
+        vectors = _embed_chunks(embedder, prepared, title=document.title)
         with transaction.atomic():
-            for chunk, vector in zip(chunks, chunk_vectors):
+            for chunk, vector, heading_vector in zip(chunks, vectors.chunks, vectors.headings):
                 chunk.embedding = vector
+                chunk.heading_embedding = heading_vector
                 chunk.embedding_model = embedder.model_name
-            Chunk.objects.bulk_update(chunks, ["embedding", "embedding_model"])
+            Chunk.objects.bulk_update(chunks, ["embedding", "heading_embedding", "embedding_model"])
             Sentence.objects.filter(chunk__document=document).delete()
-            _store_sentences(chunks, prepared, sentence_vectors, language=document.language)
+            _store_sentences(chunks, prepared, vectors.sentences, language=document.language)
         count += 1
         if on_document:
             on_document(document)

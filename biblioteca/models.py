@@ -78,6 +78,14 @@ class Chunk(models.Model):
         default=0,
         help_text="Words indexed in search_vector: the passage length full-text ranking normalises by.",
     )
+    heading_embedding = HalfVectorField(
+        dimensions=settings.EMBEDDING_DIMENSIONS,
+        null=True,
+        blank=True,
+        help_text="The vector of the heading this chunk opens its section under, embedded bare as sentences are; "
+        "null for a chunk that continues its section or has no heading. Chunks stored before it get theirs at "
+        "their document's next ingest.",
+    )
     # The document's scope, copied (a trigger, migration 0006, keeps it in step on every write) so that a search
     # filters chunks by app without a join, and full-text statistics can be counted within one app.
     app = models.CharField(max_length=100, editable=False)

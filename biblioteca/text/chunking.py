@@ -71,7 +71,9 @@ __all__ = [
     "chunk_markdown",
     "content_hash",
     "document_title",
+    "heading_words",
     "parse_front_matter",
+    "section_openers",
 ]
 
 DEFAULT_CHUNK_SIZE = 500
@@ -529,3 +531,17 @@ def passage_header(*, title: str, heading_path: Sequence[str]) -> str:
     """
     headings = [h.lstrip("#").strip() for h in heading_path]
     return "[Doc: " + " > ".join([title, *[h for h in headings if h and h != title]]) + "]"
+
+
+def heading_words(label: str) -> str:
+    """A heading path entry as its words alone, without its `#` marks and anchors: what its vector embeds."""
+    return shown_heading(label).lstrip("#").strip()
+
+
+def section_openers(heading_paths: Sequence[Sequence[str]]) -> list[bool]:
+    """Per chunk of a document, in order, whether it opens a section under a heading: its heading path is not
+    empty and differs from the chunk's before it (a long section's later chunks continue it)."""
+    return [
+        bool(path) and (i == 0 or list(path) != list(heading_paths[i - 1]))
+        for i, path in enumerate(heading_paths)
+    ]

@@ -15,8 +15,10 @@ from biblioteca.text.chunking import (
     chunk_markdown,
     content_hash,
     document_title,
+    heading_words,
     parse_front_matter,
     passage_header,
+    section_openers,
     shown_heading,
     unit_heading_level,
 )
@@ -703,6 +705,23 @@ def test_passage_header_names_title_and_headings_without_repeating_the_title() -
         "[Doc: Guide > Install > On Linux]"
     )
     assert passage_header(title="Guide", heading_path=()) == "[Doc: Guide]"
+
+
+def test_a_heading_is_embedded_as_its_words_alone() -> None:
+    assert heading_words("## Why don't I see any bills? { #no-bills }") == "Why don't I see any bills?"
+    assert heading_words("### `retries`") == "`retries`"
+    assert heading_words("#") == ""
+
+
+def test_a_chunk_opens_its_section_unless_it_continues_the_chunk_before() -> None:
+    content = "# Guide\n\nIntro line.\n\n## Long\n\n" + " ".join(
+        f"Line {n} of the section." for n in range(30)
+    )
+    chunks = chunk_markdown(filename="g.md", content=content, title="Guide", chunk_size=40, chunk_overlap=0)
+    paths = [c.heading_path for c in chunks]
+    assert paths[0] == ("# Guide",) and paths.count(("# Guide", "## Long")) > 1
+    assert section_openers(paths) == [True, True] + [False] * (len(paths) - 2)
+    assert section_openers([(), ("# A",), ("# A",), ()]) == [False, True, False, False]
 
 
 # --- runs without spaces ----------------------------------------------------

@@ -54,6 +54,14 @@ class FailingEmbedder(Embedder):
         return self.real._embed(texts, is_query=is_query)
 
 
+def stored_headings(app: str) -> int:
+    """How many distinct headings the app's chunks store a vector of."""
+    paths = Chunk.objects.filter(document__app=app, heading_embedding__isnull=False).values_list(
+        "heading_path", flat=True
+    )
+    return len({path[-1] for path in paths})
+
+
 def write(folder: Path, name: str, content: str | bytes) -> Path:
     path = folder / name
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -162,12 +170,83 @@ def assert_same_library(app: str, fresh_app: str) -> None:
     assert [t for t, _ in sentences] == [t for t, _ in fresh_sentences]
     for (_, vector), (_, fresh) in zip(chunks + sentences, fresh_chunks + fresh_sentences):
         np.testing.assert_allclose(vector, fresh, atol=2e-3)
+    headings, fresh_headings = heading_vectors(app), heading_vectors(fresh_app)
+    assert [h for h, _ in headings] == [h for h, _ in fresh_headings]
+    for (_, vector), (_, fresh) in zip(headings, fresh_headings):
+        assert (vector is None) == (fresh is None)
+        if vector is not None:
+            np.testing.assert_allclose(vector, fresh, atol=2e-3)
+
+
+def heading_vectors(app: str) -> list[tuple[list[str], np.ndarray | None]]:
+    """Every chunk's heading path and the heading vector it stores (None when it stores none), in order."""
+    return [
+        (path, None if vector is None else np.asarray(vector, dtype=np.float32))
+        for path, vector in Chunk.objects.filter(document__app=app)
+        .order_by("document__source_path", "chunk_index")
+        .values_list("heading_path", "heading_embedding")
+    ]
 
 
 GUIDE_SECTIONS = GUIDE + "".join(
     f"\n## Step {n}\n\nStep {n} checks the {word} settings. It logs what it found.\n"
     for n, word in enumerate(["network", "disk", "memory", "cache"], start=1)
 )
+
+
+def test_each_chunk_that_opens_a_section_stores_its_headings_vector(settings):
+    settings.CHUNK_SIZE, settings.CHUNK_OVERLAP = 12, 0
+    content = GUIDE_SECTIONS + "\n## Long section\n\n" + " ".join(f"Line {n} of it." for n in range(12))
+    document_ingest(source_path="p.md", content=content, app="t-headings")
+    headings = heading_vectors("t-headings")
+    assert sum(path[-1] == "## Long section" for path, _ in headings) > 1, "the section must span chunks"
+    embedder = get_embedder()
+    previous = None
+    for path, vector in headings:
+        if path == previous:
+            assert vector is None, "a chunk that continues its section opens no heading"
+        else:
+            words = path[-1].lstrip("#").strip()
+            np.testing.assert_allclose(vector, embedder.embed_documents([words])[0], atol=2e-3)
+        previous = path
+
+
+def test_an_unchanged_document_stored_before_heading_vectors_gets_them_alone():
+    """A library stored before heading vectors were gets them at its next ingest: its headings are embedded, and
+    nothing else is embedded or written again."""
+    document_ingest(source_path="p.md", content=GUIDE_SECTIONS, app="t-old-headings")
+    chunks_before = list(Chunk.objects.filter(document__app="t-old-headings").values_list("pk", flat=True))
+    texts_before = stored("t-old-headings")
+    Chunk.objects.filter(document__app="t-old-headings").update(heading_embedding=None)
+    embedder = get_embedder()
+    texts = embedder.texts_embedded
+    result = document_ingest(source_path="p.md", content=GUIDE_SECTIONS, app="t-old-headings")
+    assert result.status == "unchanged"
+    # Install, Configure and the four steps
+    assert result.embedded_texts == embedder.texts_embedded - texts == 6 and result.embed_seconds > 0
+    assert (
+        list(Chunk.objects.filter(document__app="t-old-headings").values_list("pk", flat=True))
+        == chunks_before
+    )
+    after = stored("t-old-headings")
+    for rows, rows_before in zip(after, texts_before):
+        assert [t for t, _ in rows] == [t for t, _ in rows_before]
+        assert all(np.array_equal(v, w) for (_, v), (_, w) in zip(rows, rows_before))
+    document_ingest(source_path="p.md", content=GUIDE_SECTIONS, app="t-old-headings-fresh")
+    assert_same_library("t-old-headings", "t-old-headings-fresh")
+    again = document_ingest(source_path="p.md", content=GUIDE_SECTIONS, app="t-old-headings")
+    assert again.status == "unchanged" and again.embedded_texts == 0 and again.embed_seconds == 0
+
+
+def test_reembed_gives_the_headings_new_vectors_too():
+    document_ingest(source_path="p.md", content=GUIDE_SECTIONS, app="t-reembed-headings")
+    stale = [1.0] + [0.0] * (get_embedder().dimensions - 1)
+    Chunk.objects.filter(document__app="t-reembed-headings", heading_embedding__isnull=False).update(
+        heading_embedding=stale, embedding_model="old-model"
+    )
+    assert chunks_reembed(app="t-reembed-headings") == 1
+    document_ingest(source_path="p.md", content=GUIDE_SECTIONS, app="t-reembed-headings-fresh")
+    assert_same_library("t-reembed-headings", "t-reembed-headings-fresh")
 
 
 def test_an_edit_embeds_only_the_texts_it_changed():
@@ -263,11 +342,9 @@ def test_vectors_of_another_model_are_never_reused():
     Chunk.objects.filter(document__app="t-model").update(embedding_model="another-model")
     first = Document.objects.get(app="t-model")
     result = document_ingest(source_path="p.md", content=GUIDE_SECTIONS + "\nOne more line.\n", app="t-model")
-    assert (
-        result.status == "updated"
-        and result.embedded_texts
-        == result.chunks + Sentence.objects.filter(chunk__document=first).values("text").distinct().count()
-    )
+    assert result.status == "updated" and result.embedded_texts == result.chunks + Sentence.objects.filter(
+        chunk__document=first
+    ).values("text").distinct().count() + stored_headings("t-model")
 
 
 def test_a_failing_embedder_leaves_the_previous_version_intact_and_searchable():
@@ -439,7 +516,12 @@ def test_a_sentence_repeated_in_overlapping_chunks_is_embedded_once(settings):
     assert len(chunks) > 1
     repeated = Sentence.objects.filter(chunk__document__app="t-dedupe").values_list("text", flat=True)
     assert len(repeated) > len(set(repeated)), "the overlap must repeat some sentences"
-    assert embedder.texts_embedded - texts == result.embedded_texts == len(chunks) + len(set(repeated))
+    assert (
+        embedder.texts_embedded - texts
+        == result.embedded_texts
+        == len(chunks) + len(set(repeated)) + stored_headings("t-dedupe")
+        == len(chunks) + len(set(repeated)) + 1
+    )
 
 
 @pytest.mark.parametrize(("size", "overlap"), [(0, 0), (-5, 0), (50, 50), (50, 80), (500, -1)])

@@ -315,6 +315,31 @@ def test_existing_sentences_get_their_stems_without_being_embedded_or_chunked_ag
         assert cursor.fetchall() == [("text 2, chunks 500/50",), ("text 1, chunks 500/50",)]
 
 
+def test_existing_chunks_keep_everything_and_get_no_heading_vector_until_their_next_ingest():
+    old = migrate([("biblioteca", "0010_sentence_terms")])
+    Document, Chunk = old.get_model("biblioteca", "Document"), old.get_model("biblioteca", "Chunk")
+    document = Document.objects.create(app="t-heads", source_path="a.md", title="A", content_hash="0" * 16)
+    _stored_chunk(
+        Chunk, document, index=0, text="Bills appear after the first payment.", heading_path=["## Bills"]
+    )
+
+    migrate_without_embedding([("biblioteca", "0011_chunk_heading_embedding")])
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT c.heading_embedding IS NULL, c.embedding::text, c.text FROM biblioteca_chunk c "
+            "JOIN biblioteca_document d ON d.id = c.document_id WHERE d.app = 't-heads'"
+        )
+        assert cursor.fetchall() == [(True, "[" + "0," * 383 + "1]", "Bills appear after the first payment.")]
+    migrate([("biblioteca", "0010_sentence_terms")])
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM biblioteca_chunk c JOIN biblioteca_document d ON d.id = c.document_id "
+            "WHERE d.app = 't-heads'"
+        )
+        assert cursor.fetchone() == (1,)
+
+
 def test_the_migrations_hold_every_change_to_the_models():
     from django.core.management import call_command
 
