@@ -258,9 +258,9 @@ def print_curves(sets: dict[str, tuple[list[Case], Callable]]) -> None:
             print(f"| {label} | " + " | ".join(f"{k:.1f}% / {c:.1f}%" for k, c in cells) + " |")
 
 
-# Moves when the kept cases lack something trimming now reads (2: each passage's place in its document), so an
-# older file in var/ is retrieved afresh rather than trimmed without it.
-CASES_REVISION = 2
+# Moves when the kept cases lack something trimming now reads (2: each passage's place in its document; 3: its
+# headings' cosines), so an older file in var/ is retrieved afresh rather than trimmed without it.
+CASES_REVISION = 3
 
 
 class CaseUnpickler(pickle.Unpickler):

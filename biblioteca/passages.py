@@ -49,10 +49,14 @@ class Member:
 
 @dataclass(frozen=True)
 class Joined:
+    """A passage's text, its members, its put-back heading lines (spans in the text) with the member each opens
+    (`opens`, indices into members), and the heading path it starts under."""
+
     text: str
     members: tuple[Member, ...]
     headings: tuple[tuple[int, int], ...]
     heading_path: tuple[str, ...]
+    opens: tuple[int, ...] = ()
 
 
 def heading_path_at(joined: Joined, offset: int) -> tuple[str, ...]:
@@ -98,6 +102,7 @@ def join(pieces: Sequence[Piece]) -> Joined:
     text = ""
     members: list[Member] = []
     headings: list[tuple[int, int]] = []
+    opens: list[int] = []
     previous: Piece | None = None
     for piece in pieces:
         cut = 0
@@ -107,6 +112,7 @@ def join(pieces: Sequence[Piece]) -> Joined:
                 heading = shown_heading(piece.heading_path[-1])
                 text += "\n\n"
                 headings.append((len(text), len(text) + len(heading)))
+                opens.append(len(members))
                 text += heading
                 text += "\n\n"
             elif cut == 0:
@@ -114,7 +120,9 @@ def join(pieces: Sequence[Piece]) -> Joined:
         members.append(Member(piece.id, cut, len(text), piece.heading_path))
         text += piece.text[cut:]
         previous = piece
-    return Joined(text, tuple(members), tuple(headings), pieces[0].heading_path if pieces else ())
+    return Joined(
+        text, tuple(members), tuple(headings), pieces[0].heading_path if pieces else (), tuple(opens)
+    )
 
 
 def passage_sentences(
@@ -139,6 +147,23 @@ def passage_sentences(
         return [], np.zeros(0, dtype=np.float32)
     # Every member's cosines in one array, with the headings' zero last: one gather, no stacking.
     return list(spans), np.concatenate([*pools, np.zeros(1, dtype=np.float32)])[rows]
+
+
+def passage_heading_cosines(
+    joined: Joined, spans: Sequence[tuple[int, int]], cosine_by_chunk: Mapping[int, float]
+) -> tuple[tuple[int, float], ...]:
+    """Per heading of the passage whose chunk stored its vector (`cosine_by_chunk`: the heading's cosine with the
+    question, by the chunk that opens its section under it), its unit and that cosine: -1 for the heading the
+    passage starts under, when its first member opens that section."""
+    out: list[tuple[int, float]] = []
+    if joined.members and joined.members[0].chunk_id in cosine_by_chunk:
+        out.append((-1, cosine_by_chunk[joined.members[0].chunk_id]))
+    units = {span: i for i, span in enumerate(spans)}
+    for span, member in zip(joined.headings, joined.opens):
+        chunk_id = joined.members[member].chunk_id
+        if chunk_id in cosine_by_chunk and span in units:
+            out.append((units[span], cosine_by_chunk[chunk_id]))
+    return tuple(out)
 
 
 def passage_stored_lines(

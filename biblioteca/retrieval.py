@@ -23,7 +23,13 @@ from django.conf import settings
 from biblioteca.embeddings import get_embedder
 from biblioteca.language_shift import docs_language_vector, languages_apart
 from biblioteca.models import Document
-from biblioteca.passages import Joined, heading_path_at, passage_sentences, passage_stored_lines
+from biblioteca.passages import (
+    Joined,
+    heading_path_at,
+    passage_heading_cosines,
+    passage_sentences,
+    passage_stored_lines,
+)
 from biblioteca.retrieval_cache import retrieval_cache_get, retrieval_cache_key, retrieval_cache_put
 from biblioteca.search import RetrievedChunk, hybrid_params, search
 from biblioteca.selectors import StoredSentences, query_term_weights
@@ -93,6 +99,7 @@ def resolve_trim_params(
         spread_factor=settings.RETRIEVAL_TRIM_SPREAD_FACTOR,
         companions=settings.RETRIEVAL_TRIM_COMPANIONS,
         closest_line=settings.RETRIEVAL_TRIM_CLOSEST_LINE,
+        heading_answer=settings.RETRIEVAL_TRIM_HEADING_ANSWER,
         trim_markup=settings.RETRIEVAL_TRIM_MARKUP,
         identifier_units=settings.RETRIEVAL_TRIM_IDENTIFIER_UNITS,
         earlier_sections=settings.RETRIEVAL_TRIM_EARLIER_SECTIONS,
@@ -215,6 +222,11 @@ def stored_trim_inputs(
     if stored is None:
         stored = stored_sentences(chunks)
     cosines = sentence_cosines(stored, query_vector)
+    heading_cosines = {
+        chunk_id: float(s.heading_vector @ query_vector)
+        for chunk_id, s in stored.items()
+        if s.heading_vector is not None
+    }
     inputs: list[TrimInput | None] = []
     spans = {i: s.spans for i, s in stored.items()}
     current = Document.current_processing()
@@ -222,8 +234,10 @@ def stored_trim_inputs(
         if chunk.layout is None:
             sentences = stored.get(chunk.id)
             composed = (sentences.spans, cosines[chunk.id]) if sentences else None
+            headings = ((-1, heading_cosines[chunk.id]),) if chunk.id in heading_cosines else ()
         else:
             composed = passage_sentences(chunk.layout, spans, cosines)
+            headings = passage_heading_cosines(chunk.layout, composed[0], heading_cosines) if composed else ()
         if composed is None:
             inputs.append(None)
             continue
@@ -236,7 +250,7 @@ def stored_trim_inputs(
             if chunk.processed_with == current
             else {}
         )
-        inputs.append(trim_input(chunk, composed[0], cosines=composed[1], **lines))
+        inputs.append(trim_input(chunk, composed[0], cosines=composed[1], heading_cosines=headings, **lines))
     return inputs
 
 
@@ -270,6 +284,7 @@ def trim_input(
     vectors: np.ndarray | None = None,
     *,
     cosines: np.ndarray | None = None,
+    heading_cosines: tuple[tuple[int, float], ...] = (),
     stored_terms: Callable[[], Sequence[str | None] | None] | None = None,
     stored_keys: Callable[[], Sequence[str | None] | None] | None = None,
 ) -> TrimInput:
@@ -283,6 +298,7 @@ def trim_input(
         language=chunk.language,
         heading=" ".join(chunk.heading_path),
         cosines=cosines,
+        heading_cosines=heading_cosines,
         hit_start=hit_start,
         heading_level=heading_level(chunk.heading_path[-1]) if chunk.heading_path else 0,
         stored_terms=stored_terms,

@@ -581,13 +581,15 @@ _NEIGHBOURS_SQL = (
 class StoredSentences:
     """A chunk's sentence spans (offsets into its text) and their vectors, shape (n, d), read at library generation
     `generation` (None when its app has none), and their stems and identifier keys as stored (`terms`, `keys`: one
-    line per sentence)."""
+    line per sentence); `heading_vector`, the vector of the heading the chunk opens its section under (None when it
+    opens none, or was stored before)."""
 
     spans: tuple[tuple[int, int], ...]
     vectors: np.ndarray
     generation: int | None = None
     terms: str | None = None
     keys: str | None = None
+    heading_vector: np.ndarray | None = None
 
     def sentence_terms(self) -> list[str] | None:
         """Each sentence's stems, packed (`lexical.pack_terms`), as stored at ingest (None when not read); only
@@ -625,7 +627,7 @@ def sentences_for_chunks(chunk_ids: Sequence[int]) -> dict[int, StoredSentences]
         cursor.execute(sql, [list(chunk_ids)])
         rows = cursor.fetchall()
     out: dict[int, StoredSentences] = {}
-    for chunk_id, generation, count, packed, terms, keys in rows:
+    for chunk_id, generation, count, packed, terms, keys, heading in rows:
         if not count:
             continue
         dimensions = (len(packed) // count - 8) // 2
@@ -636,16 +638,19 @@ def sentences_for_chunks(chunk_ids: Sequence[int]) -> dict[int, StoredSentences]
             generation,
             terms,
             keys,
+            None if heading is None else np.frombuffer(heading, dtype=">f2").astype(np.float32),
         )
     return out
 
 
 # Per chunk, its sentences in position order, each as its start and end offsets (big-endian int4) and its vector
 # as pgvector's binary form gives it (`halfvec_send`, past its two int16 headers: big-endian float16s); and their
-# stems and identifier keys, a line each, unless one was stored without them. Whether they are today's is the
-# search's to say, from the document it read: joining the documents here cost 0.8 ms a read, more than half again.
+# stems and identifier keys, a line each, unless one was stored without them; and the chunk's heading vector, as
+# a sentence's, when it has one. Whether the stems and keys are today's is the search's to say, from the document
+# it read: joining the documents here cost 0.8 ms a read, more than half again.
 _SENTENCES_SQL = (
-    "SELECT c.id, g.generation, s.count, s.packed, s.terms, s.keys FROM {chunks} c "
+    "SELECT c.id, g.generation, s.count, s.packed, s.terms, s.keys, "
+    "substring(halfvec_send(c.heading_embedding) from 5) FROM {chunks} c "
     "LEFT JOIN {generations} g ON g.app = c.app "
     "CROSS JOIN LATERAL (SELECT count(*) AS count, string_agg(int4send(s.start_offset::int) || "
     "int4send(s.end_offset::int) || substring(halfvec_send(s.embedding) from 5), ''::bytea ORDER BY s.position) "

@@ -27,7 +27,8 @@ _ENTRY_BYTES = 256
 
 def _size(sentences: StoredSentences) -> int:
     lines = sum(len(packed) for packed in (sentences.terms, sentences.keys) if packed is not None)
-    return sentences.vectors.nbytes + _SPAN_BYTES * len(sentences.spans) + lines + _ENTRY_BYTES
+    heading = 0 if sentences.heading_vector is None else sentences.heading_vector.nbytes
+    return sentences.vectors.nbytes + heading + _SPAN_BYTES * len(sentences.spans) + lines + _ENTRY_BYTES
 
 
 class SentenceMemory:

@@ -46,6 +46,9 @@ Beyond it, query-level rules (all optional):
 - `closest_line`: a kept chunk also keeps its unit closest in meaning (by cosine). When the question's words lift
   several lines of a passage, its bar rises with them past the line the embedding found closest, often the answer
   in other words than the question's;
+- `heading_answer`: a kept chunk also keeps the first line of each section whose heading (`heading_cosines`) is
+  at least as close in meaning to the question as the chunk's best line. Help pages title a section with the
+  question ("Why don't I see any bills?") and answer it in the section's first line, in words of its own;
 - `spread_factor`: both margins shrink to this share of the spread of the scores (best minus median) when that is
   narrower. Cosines of documentation sit high and close together; a margin tuned on prose would keep them all;
 - `companions`: units that belong together are kept together: a list item with the sentence that leads into its
@@ -146,6 +149,7 @@ class TrimParams:
     spread_factor: float | None = None
     companions: bool = False
     closest_line: bool = False
+    heading_answer: bool = False
     trim_markup: bool = False
     identifier_units: int = 6
     earlier_sections: bool = False
@@ -204,7 +208,9 @@ class TrimInput:
     its neighbours, `hit_start` is where the chunk retrieval found begins in its text. `heading_level` is that
     heading's level (0: the page's top, before any heading; None: not known). `stored_terms` gives, per unit, the
     stems stored with its sentence at ingest, packed (`lexical.pack_terms`; None for a unit to stem anew, or
-    altogether), asked only when the passage is met for the first time; `stored_keys` its identifier keys."""
+    altogether), asked only when the passage is met for the first time; `stored_keys` its identifier keys.
+    `heading_cosines` gives, per heading whose vector was stored, its unit (-1: the heading the chunk starts under,
+    when its first line opens that section) and its cosine with the question."""
 
     text: str
     spans: Sequence[tuple[int, int]]
@@ -212,6 +218,7 @@ class TrimInput:
     language: str = ""
     heading: str = ""
     cosines: np.ndarray | None = None
+    heading_cosines: tuple[tuple[int, float], ...] = ()
     hit_start: int | None = None
     heading_level: int | None = None
     stored_terms: Callable[[], Sequence[str | None] | None] | None = field(
@@ -959,6 +966,8 @@ def trim_chunks(
         kept = named[rank].union(keep, follow)
         if params.closest_line:
             kept.add(int(np.argmax(cosines[rank])))
+        if params.heading_answer and chunk_best is not None:
+            kept |= headed_answers(chunk, chunk_best)
         if asks_how and params.how_steps:
             kept |= procedure_after(best_unit, chunk, reach=params.how_steps)
         if params.paragraph_start:
@@ -975,6 +984,22 @@ def trim_chunks(
     if near_misses:
         rank = max(near_misses, key=near_misses.__getitem__)
         out[rank] = _kept(chunks[rank], {*named[rank], int(np.argmax(cosines[rank]))}, params)
+    return out
+
+
+def headed_answers(chunk: TrimInput, best_cosine: float) -> set[int]:
+    """The first line (past bare markup) of each section whose heading is at least as close to the question as
+    `best_cosine`, the chunk's best line."""
+    n, heading, markup = len(chunk.spans), chunk.is_heading, chunk.markup
+    out: set[int] = set()
+    for unit, cosine in chunk.heading_cosines:
+        if cosine < best_cosine:
+            continue
+        line = unit + 1
+        while line < n and markup[line] and not heading[line]:
+            line += 1
+        if line < n and not heading[line]:
+            out.add(line)
     return out
 
 

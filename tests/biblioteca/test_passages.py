@@ -10,6 +10,7 @@ from biblioteca.passages import (
     grow,
     heading_path_at,
     join,
+    passage_heading_cosines,
     passage_sentences,
     passage_stored_lines,
 )
@@ -86,6 +87,36 @@ def test_cosines_map_onto_their_sentences_and_a_put_back_heading_scores_zero():
     ]
     assert values.dtype == np.float32
     assert values.tolist() == pytest.approx([0.9, 0.8, 0.0, 0.7, 0.6])
+
+
+def test_each_put_back_heading_gets_the_cosine_of_the_chunk_it_opens():
+    joined = join([INSTALL, CONFIGURE])
+    assert joined.opens == (1,)
+    spans, _ = passage_sentences(
+        joined,
+        {2: [(0, 18), (19, 37)], 3: [(0, 13), (14, 31)]},
+        {
+            2: np.array([0.9, 0.8], np.float32),
+            3: np.array([0.7, 0.6], np.float32),
+        },
+    )
+    # the passage starts under Install's heading, which its first member opens; Configure's is unit 2
+    assert passage_heading_cosines(joined, spans, {2: 0.81, 3: 0.93}) == ((-1, 0.81), (2, 0.93))
+
+
+def test_a_heading_whose_chunk_stored_no_vector_gets_none():
+    """Chunks stored before heading vectors were, or that continue their section, have none to give."""
+    joined = join([INSTALL, CONFIGURE])
+    spans, _ = passage_sentences(
+        joined,
+        {2: [(0, 18), (19, 37)], 3: [(0, 13), (14, 31)]},
+        {
+            2: np.array([0.9, 0.8], np.float32),
+            3: np.array([0.7, 0.6], np.float32),
+        },
+    )
+    assert passage_heading_cosines(joined, spans, {3: 0.93}) == ((2, 0.93),)
+    assert passage_heading_cosines(joined, spans, {}) == ()
 
 
 def test_a_sentence_cut_by_an_overlap_drops_its_value_with_its_old_part():

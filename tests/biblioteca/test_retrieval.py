@@ -27,6 +27,7 @@ from biblioteca.retrieval import (
 from biblioteca.search import RetrievedChunk, search
 from biblioteca.selectors import sentences_for_chunks
 from biblioteca.sentence_memory import memory
+from biblioteca.text.chunking import heading_words
 from biblioteca.text.identifiers import identifier_keys
 from biblioteca.text.lexical import unit_terms
 from biblioteca.trimming import TrimInput, passage_units
@@ -251,6 +252,12 @@ def test_the_closest_line_setting_reaches_the_trimmer():
         assert not resolve_trim_params().closest_line
 
 
+def test_the_heading_answer_setting_reaches_the_trimmer():
+    assert resolve_trim_params().heading_answer
+    with override_settings(RETRIEVAL_TRIM_HEADING_ANSWER=False):
+        assert not resolve_trim_params().heading_answer
+
+
 def test_a_passage_knows_where_it_sits_in_its_document(library):
     prepared = retrieval_prepare("How do I reset my password?", top_k=3, filters={"app": library})
     assert any(c.layout is not None for c in prepared.chunks), (
@@ -403,6 +410,38 @@ def test_a_passage_met_for_the_first_time_takes_the_stems_stored_with_its_senten
     assert passage.processed_with == "text 2, terms 0, chunks 500/50"
     assert terms == tuple(unit_terms(u, passage.language) for u in units)
     assert met[-1].identifier_keys == tuple(identifier_keys(u) for u in units)
+
+
+def test_trim_inputs_carry_their_headings_cosines_with_the_question(library):
+    prepared = retrieval_prepare("How do I reset my password?", top_k=5, filters={"app": library})
+    inputs = stored_trim_inputs(prepared.chunks, query_vector=prepared.query_vector)
+    embedder = get_embedder()
+    headed = set(
+        Chunk.objects.filter(app=library, heading_embedding__isnull=False).values_list("pk", flat=True)
+    )
+    put_back = 0
+    for chunk, trim_input in zip(prepared.chunks, inputs):
+        cosines = dict(trim_input.heading_cosines)
+        if chunk.layout is None:
+            continue
+        for unit, (a, b) in enumerate(trim_input.spans):
+            if (a, b) in chunk.layout.headings:
+                words = heading_words(chunk.layout.text[a:b])
+                expected = float(embedder.embed_documents([words])[0] @ prepared.query_vector)
+                assert cosines[unit] == pytest.approx(expected, abs=3e-3)
+                put_back += 1
+        # the heading the passage starts under counts when its first chunk opens that section
+        assert (-1 in cosines) == (chunk.layout.members[0].chunk_id in headed)
+    assert put_back, "some passage must hold a heading put back between its chunks"
+
+
+def test_chunks_stored_before_heading_vectors_give_no_heading_cosines(library):
+    """Trimming then does what it did before: a library gets its heading vectors at its next ingest."""
+    Chunk.objects.filter(app=library).update(heading_embedding=None)
+    memory.clear()
+    prepared = retrieval_prepare("How do I reset my password?", top_k=5, filters={"app": library})
+    inputs = stored_trim_inputs(prepared.chunks, query_vector=prepared.query_vector)
+    assert inputs and all(t.heading_cosines == () for t in inputs)
 
 
 def test_trim_inputs_survive_pickling_with_their_stored_stems_unasked(library):

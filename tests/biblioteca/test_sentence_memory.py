@@ -57,6 +57,15 @@ def test_remembered_stems_and_keys_count_towards_the_bound():
     assert remembered.size_bytes == 16 + 128 + len("port listen") + len("--port") + 256
 
 
+def test_a_remembered_heading_vector_counts_towards_the_bound():
+    remembered = SentenceMemory()
+    headed = StoredSentences(
+        ((0, 9),), np.ones((1, 4), dtype=np.float32), 1, heading_vector=np.ones(4, np.float32)
+    )
+    remembered.put(1, headed, max_bytes=1000)
+    assert remembered.size_bytes == 16 + 16 + 128 + 256
+
+
 @pytest.mark.django_db
 def test_a_write_to_the_app_makes_its_remembered_sentences_read_again(library):
     memory.clear()

@@ -1475,3 +1475,51 @@ def test_a_setext_option_heading_holds_its_fields_together():
         (0, 2),
         (0, 1),
     ]
+
+
+FAQ = [
+    "Billing is monthly.",
+    "## Why don't I see any bills?",
+    "<div>",
+    "Bills appear after your first payment.",
+    "Other line.",
+    "## Refunds",
+    "## Refund times",
+    "Refunds take a week.",
+]
+FAQ_SCORES = [0.88, 0.0, 0.5, 0.80, 0.6, 0.0, 0.0, 0.7]
+FAQ_PARAMS = TrimParams(threshold=0.95, window=0, relative_margin=0.03, heading_answer=True)
+
+
+def faq(headings: tuple[tuple[int, float], ...]) -> TrimInput:
+    return replace(chunk(FAQ, FAQ_SCORES, sep="\n\n"), heading_cosines=headings)
+
+
+def test_a_section_headed_as_close_as_the_best_line_keeps_its_first_line():
+    """A help page titles a section with the question and answers it in its own words, under the bar."""
+    assert trim_chunks([faq(())], QUERY, FAQ_PARAMS)[0].kept == (0,)
+    # the heading's cosine reaches the passage's best line (0.88): its first line past the markup is kept
+    assert trim_chunks([faq(((1, 0.90),))], QUERY, FAQ_PARAMS)[0].kept == (0, 3)
+    assert trim_chunks([faq(((1, 0.88),))], QUERY, FAQ_PARAMS)[0].kept == (0, 3)
+    assert trim_chunks([faq(((1, 0.87),))], QUERY, FAQ_PARAMS)[0].kept == (0,)
+    assert trim_chunks([faq(((1, 0.90),))], QUERY, replace(FAQ_PARAMS, heading_answer=False))[0].kept == (0,)
+
+
+def test_a_close_heading_with_a_subsection_right_under_it_keeps_no_line_of_another_section():
+    assert trim_chunks([faq(((5, 0.95),))], QUERY, FAQ_PARAMS)[0].kept == (0,)
+    assert trim_chunks([faq(((6, 0.95),))], QUERY, FAQ_PARAMS)[0].kept == (0, 7)
+
+
+def test_the_heading_a_chunk_starts_under_gives_its_first_line():
+    passage = replace(
+        chunk(["Open Settings.", "Filler.", "Best line."], [0.7, 0.5, 0.9]), heading_cosines=((-1, 0.93),)
+    )
+    assert trim_chunks([passage], QUERY, FAQ_PARAMS)[0].kept == (0, 2)
+    assert trim_chunks([passage], QUERY, replace(FAQ_PARAMS, heading_answer=False))[0].kept == (2,)
+
+
+def test_a_dropped_chunk_keeps_nothing_for_its_heading():
+    first = chunk(["The answer."], [0.95])
+    far = replace(chunk(["Far away.", "Also far."], [0.6, 0.5]), heading_cosines=((-1, 0.99),))
+    params = replace(FAQ_PARAMS, drop_margin=0.05)
+    assert trim_chunks([first, far], QUERY, params)[1].dropped
