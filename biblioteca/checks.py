@@ -92,6 +92,30 @@ def embedding_model_matches(app_configs=None, **kwargs):
     ]
 
 
+@register(Tags.database)
+def heading_vectors_stored(app_configs=None, **kwargs):
+    """Documents stored before heading vectors were are trimmed without them until their next ingest. Counting them
+    reads every chunk, so only when asked (`check --database default`), not at every command's start."""
+    from biblioteca.selectors import documents_without_heading_vectors
+
+    if not kwargs.get("databases"):
+        return []
+    try:
+        count = documents_without_heading_vectors()
+    except DatabaseError:
+        return []
+    if not count:
+        return []
+    return [
+        Warning(
+            f"{count} document(s) were stored before their headings' vectors were; trimming reads none for them "
+            "(RETRIEVAL_TRIM_HEADING_ANSWER).",
+            hint="Run `python manage.py ingest_docs` on their folders again: it embeds their headings alone.",
+            id="biblioteca.W005",
+        )
+    ]
+
+
 @register()
 def backend_settings(app_configs=None, **kwargs):
     """An embedding backend, token encoding or embeddings server URL the product cannot use fails every ingest and

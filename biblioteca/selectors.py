@@ -17,7 +17,7 @@ from django.db import connections
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.backends.postgresql.base import ServerBindingCursor
 from django.db.backends.utils import CursorWrapper
-from django.db.models import Count, QuerySet
+from django.db.models import Count, Q, QuerySet
 from django.db.models.query import RawQuerySet
 from pgvector import Vector
 from pgvector.django import CosineDistance
@@ -35,6 +35,18 @@ def stored_embedding_models() -> dict[str, int]:
     """How many chunks each embedding model made."""
     rows = Chunk.objects.values("embedding_model").annotate(n=Count("id")).order_by()
     return {row["embedding_model"]: row["n"] for row in rows}
+
+
+def documents_without_heading_vectors() -> int:
+    """Documents stored before heading vectors were: some chunk has a heading, and none stores its vector."""
+    return (
+        Document.objects.annotate(
+            headed=Count("chunks", filter=~Q(chunks__heading_path=[])),
+            with_vectors=Count("chunks", filter=Q(chunks__heading_embedding__isnull=False)),
+        )
+        .filter(headed__gt=0, with_vectors=0)
+        .count()
+    )
 
 
 def pgvector_version(*, using: str = "default") -> str:

@@ -238,6 +238,22 @@ def test_an_unchanged_document_stored_before_heading_vectors_gets_them_alone():
     assert again.status == "unchanged" and again.embedded_texts == 0 and again.embed_seconds == 0
 
 
+def test_a_check_names_the_documents_stored_before_heading_vectors_until_their_next_ingest():
+    from django.core.checks import run_checks
+
+    def warnings():
+        return [m for m in run_checks(tags=["database"], databases=["default"]) if m.id == "biblioteca.W005"]
+
+    document_ingest(source_path="p.md", content=GUIDE_SECTIONS, app="t-w005")
+    document_ingest(source_path="q.md", content="A page without any heading.", app="t-w005")
+    assert not warnings()
+    Chunk.objects.filter(document__app="t-w005").update(heading_embedding=None)
+    (warning,) = warnings()
+    assert warning.msg.startswith("1 document(s)"), "a page without headings has none to store"
+    document_ingest(source_path="p.md", content=GUIDE_SECTIONS, app="t-w005")
+    assert not warnings()
+
+
 def test_reembed_gives_the_headings_new_vectors_too():
     document_ingest(source_path="p.md", content=GUIDE_SECTIONS, app="t-reembed-headings")
     stale = [1.0] + [0.0] * (get_embedder().dimensions - 1)
