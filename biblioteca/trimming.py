@@ -47,8 +47,9 @@ Beyond it, query-level rules (all optional):
   several lines of a passage, its bar rises with them past the line the embedding found closest, often the answer
   in other words than the question's;
 - `heading_answer`: a kept chunk also keeps the first line of each section whose heading (`heading_cosines`) is
-  at least as close in meaning to the question as the chunk's best line. Help pages title a section with the
-  question ("Why don't I see any bills?") and answer it in the section's first line, in words of its own;
+  at least as close in meaning to the question as the chunk's best line, with the heading. Help pages title a
+  section with the question ("Why don't I see any bills?") and answer it in the section's first line, in words
+  of its own;
 - `spread_factor`: both margins shrink to this share of the spread of the scores (best minus median) when that is
   narrower. Cosines of documentation sit high and close together; a margin tuned on prose would keep them all;
 - `companions`: units that belong together are kept together: a list item with the sentence that leads into its
@@ -989,7 +990,7 @@ def trim_chunks(
 
 def headed_answers(chunk: TrimInput, best_cosine: float) -> set[int]:
     """The first line (past bare markup) of each section whose heading is at least as close to the question as
-    `best_cosine`, the chunk's best line."""
+    `best_cosine`, the chunk's best line, with that heading: read without it, the line answers nothing."""
     n, heading, markup = len(chunk.spans), chunk.is_heading, chunk.markup
     out: set[int] = set()
     for unit, cosine in chunk.heading_cosines:
@@ -999,7 +1000,7 @@ def headed_answers(chunk: TrimInput, best_cosine: float) -> set[int]:
         while line < n and markup[line] and not heading[line]:
             line += 1
         if line < n and not heading[line]:
-            out.add(line)
+            out.update(range(max(unit, 0), line + 1))
     return out
 
 

@@ -1498,16 +1498,19 @@ def faq(headings: tuple[tuple[int, float], ...]) -> TrimInput:
 def test_a_section_headed_as_close_as_the_best_line_keeps_its_first_line():
     """A help page titles a section with the question and answers it in its own words, under the bar."""
     assert trim_chunks([faq(())], QUERY, FAQ_PARAMS)[0].kept == (0,)
-    # the heading's cosine reaches the passage's best line (0.88): its first line past the markup is kept
-    assert trim_chunks([faq(((1, 0.90),))], QUERY, FAQ_PARAMS)[0].kept == (0, 3)
-    assert trim_chunks([faq(((1, 0.88),))], QUERY, FAQ_PARAMS)[0].kept == (0, 3)
+    # the heading's cosine reaches the passage's best line (0.88): its first line past the markup is kept, with
+    # the heading
+    assert trim_chunks([faq(((1, 0.90),))], QUERY, FAQ_PARAMS)[0].kept == (0, 1, 2, 3)
+    assert trim_chunks([faq(((1, 0.88),))], QUERY, FAQ_PARAMS)[0].kept == (0, 1, 2, 3)
     assert trim_chunks([faq(((1, 0.87),))], QUERY, FAQ_PARAMS)[0].kept == (0,)
+    shown = trim_chunks([faq(((1, 0.90),))], QUERY, replace(FAQ_PARAMS, trim_markup=True))[0].text
+    assert "## Why don't I see any bills?\n\n<div>\n\nBills appear after your first payment." in shown
     assert trim_chunks([faq(((1, 0.90),))], QUERY, replace(FAQ_PARAMS, heading_answer=False))[0].kept == (0,)
 
 
 def test_a_close_heading_with_a_subsection_right_under_it_keeps_no_line_of_another_section():
     assert trim_chunks([faq(((5, 0.95),))], QUERY, FAQ_PARAMS)[0].kept == (0,)
-    assert trim_chunks([faq(((6, 0.95),))], QUERY, FAQ_PARAMS)[0].kept == (0, 7)
+    assert trim_chunks([faq(((6, 0.95),))], QUERY, FAQ_PARAMS)[0].kept == (0, 6, 7)
 
 
 def test_the_heading_a_chunk_starts_under_gives_its_first_line():
