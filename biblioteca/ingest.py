@@ -108,11 +108,11 @@ class _Vectors:
     embedded: int
 
 
-def _opened_headings(chunks: Sequence[_PreparedChunk]) -> list[str | None]:
-    """Per chunk, the words of the heading it opens its section under, None for one that continues its section
-    or has no heading."""
-    opens = section_openers([c.heading_path for c in chunks])
-    return [(heading_words(c.heading_path[-1]) if o else "") or None for c, o in zip(chunks, opens)]
+def _opened_headings(heading_paths: Sequence[Sequence[str]]) -> list[str | None]:
+    """Per chunk of a document (by its heading path, in order), the words of the heading it opens its section
+    under, None for one that continues its section or has no heading."""
+    opens = section_openers(heading_paths)
+    return [(heading_words(path[-1]) if o else "") or None for path, o in zip(heading_paths, opens)]
 
 
 def _prepare(*, source_path: str, content: str) -> tuple[str, list[_PreparedChunk]]:
@@ -161,7 +161,7 @@ def _embed_chunks(
     texts = [_embedded_text(title=title, chunk_text=c.text, heading_path=c.heading_path) for c in chunks]
     for c in chunks:
         texts.extend(c.text[s:e] for s, e in c.sentence_spans)
-    headings = _opened_headings(chunks)
+    headings = _opened_headings([c.heading_path for c in chunks])
     sentences_end = len(texts)
     texts.extend(h for h in headings if h)
     unique = list(dict.fromkeys(texts))
@@ -380,11 +380,8 @@ def _fill_heading_vectors(document: Document, embedder: Embedder) -> int:
         .annotate(lacks=ExpressionWrapper(Q(heading_embedding__isnull=True), output_field=BooleanField()))
         .values_list("pk", "heading_path", "lacks")
     )
-    opens = section_openers([path for _, path, _ in rows])
-    wanted = {
-        pk: heading_words(path[-1]) for (pk, path, lacks), o in zip(rows, opens) if o and lacks and path
-    }
-    wanted = {pk: words for pk, words in wanted.items() if words}
+    headings = _opened_headings([path for _, path, _ in rows])
+    wanted = {pk: words for (pk, _, lacks), words in zip(rows, headings) if words and lacks}
     if not wanted:
         return 0
     unique = list(dict.fromkeys(wanted.values()))
