@@ -4,11 +4,13 @@ one, the follow-on after a passage's best, a paragraph's opening or a short gap 
 (prose, list item, field line, table, heading, code block, markup).
 
     .venv/bin/python bench/trim_why.py [--datasets fastapi] [--qa-file Q.jsonl --corpus "docs/{lang}"]
-        [--set "RETRIEVAL_TRIM_WINDOW_SPREAD=off RETRIEVAL_TRIM_PASSAGE_SPREAD=off"] [-v]
+        [--set "RETRIEVAL_TRIM_WINDOW_SPREAD=off RETRIEVAL_TRIM_PASSAGE_SPREAD=off"] [-v] [--lost]
 
 `-v` also lists each question's passages sentence by sentence: K kept, A holds the answer, its score (cosine
 plus words), its kind and tokens. Reads the passages bench/calibrate_trim.py retrieved (kept in var/, retrieved
-first when missing), so it shows the cases the calibration replays. Sentence tokens only (no doc lines, no
+first when missing), so it shows the cases the calibration replays. `--lost` lists, instead, each answer trimming
+loses and where its line stands among the lines left out: a line the next few left out would bring back is a
+setting's to win; one that a score puts behind dozens is not. Sentence tokens only (no doc lines, no
 " [...] "), so the shares are of sentences, not the exact cut.
 """
 
@@ -17,11 +19,12 @@ from __future__ import annotations
 import argparse
 import sys
 from collections import Counter
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _django
+import numpy as np
 
 _django.setup()
 
@@ -87,13 +90,105 @@ def tally(cases: list[calibrate_trim.Case], hit, params: TrimParams, verbose: bo
     return counts
 
 
-def describe(case, rank: int, kept, dropped: bool, params: TrimParams, hit) -> None:
+def trim_scores(case: calibrate_trim.Case, rank: int, params: TrimParams) -> np.ndarray:
+    """A passage's sentence scores as the trimmer ranks them: cosine plus words."""
     chunk = case.inputs[rank]
     scores = chunk.scores(case.query_vector)
     if params.lexical_weight and case.query_terms:
         scores = scores + params.lexical_weight * lexical_evidence(
             chunk, case.query_terms, heading_weight=params.heading_weight
         )
+    return scores
+
+
+@dataclass(frozen=True)
+class LostAnswer:
+    """An answer retrieved but trimmed away, seen from its best line (the one scoring highest that holds it)."""
+
+    question: str
+    passage: int
+    dropped: bool
+    score: float
+    below_passage: float
+    below_question: float
+    from_kept: int | None  # lines to the nearest kept line of its passage; None when none is kept
+    place: int  # lines left out, in all the question's passages, that score higher
+    left_out: int
+
+
+def left_out(case: calibrate_trim.Case, rank: int, out, scores: np.ndarray) -> np.ndarray:
+    """The scores of a passage's lines the trimmer left out; put-back headings, which have no vector, are no line."""
+    scored = case.inputs[rank].scores(case.query_vector) != 0
+    if not out.dropped:
+        scored[list(out.kept)] = False
+    return scores[scored]
+
+
+def lost_answers(cases: list[calibrate_trim.Case], hit, params: TrimParams) -> tuple[list[LostAnswer], int]:
+    """The answers retrieved whose trimmed passages no longer hold them, and how many hold it in no one line."""
+    lost: list[LostAnswer] = []
+    spanning = 0
+    for case in cases:
+        if not case.baseline_hit:
+            continue
+        outs = calibrate_trim.trim_case(case, params)
+        if hit(case.answers, [o.text for o in outs if not o.dropped]):
+            continue
+        scores = [trim_scores(case, rank, params) for rank in range(len(case.inputs))]
+        best_overall = max(float(s.max()) for s in scores if len(s))
+        left = np.concatenate(
+            [left_out(case, rank, out, s) for rank, (s, out) in enumerate(zip(scores, outs))]
+        )
+        holders = [
+            (float(scores[rank][i]), rank, i)
+            for rank, chunk in enumerate(case.inputs)
+            for i, unit in enumerate(chunk.units)
+            if hit(case.answers, [unit])
+        ]
+        if not holders:
+            spanning += 1
+            continue
+        score, rank, i = max(holders)
+        kept = () if outs[rank].dropped else outs[rank].kept
+        lost.append(
+            LostAnswer(
+                question=case.question,
+                passage=rank,
+                dropped=outs[rank].dropped,
+                score=score,
+                below_passage=float(scores[rank].max()) - score,
+                below_question=best_overall - score,
+                from_kept=min((abs(i - k) for k in kept), default=None),
+                place=int((left > score).sum()),
+                left_out=len(left),
+            )
+        )
+    return lost, spanning
+
+
+def print_lost(name: str, lost: list[LostAnswer], spanning: int) -> None:
+    count = len(lost) + spanning
+    print(f"\n### {name}: {count} answer{'' if count == 1 else 's'} lost\n")
+    if spanning:
+        print(f"- {spanning} held by no one line (an answer across lines)")
+    for a in lost:
+        state = "dropped" if a.dropped else f"kept, {a.from_kept} lines from a kept line"
+        print(
+            f"- passage {a.passage} ({state}): its line {a.score:.3f}, {a.below_passage:.3f} under the passage's "
+            f"best, {a.below_question:.3f} under the question's; {a.place} of {a.left_out} lines left out score "
+            f"higher. {a.question[:90]}"
+        )
+    if lost:
+        places = sorted(a.place for a in lost)
+        within = ", ".join(f"{sum(p < n for p in places)} within {n}" for n in (1, 3, 5, 10))
+        print(
+            f"\nlines left out scoring higher than the answer's: median {places[len(places) // 2]}; {within}"
+        )
+
+
+def describe(case, rank: int, kept, dropped: bool, params: TrimParams, hit) -> None:
+    chunk = case.inputs[rank]
+    scores = trim_scores(case, rank, params)
     state = "dropped" if dropped else f"{len(kept)} of {len(chunk.spans)} kept"
     print(f"-- passage {rank}: {state}, best {scores.max():.3f}")
     for i, unit in enumerate(chunk.units):
@@ -132,6 +227,9 @@ def main() -> None:
     parser.add_argument("--top-k", type=int, default=5)
     parser.add_argument("--set", default="", help="settings to trim with, as SETTING=value pairs")
     parser.add_argument("-v", "--verbose", action="store_true", help="every question, sentence by sentence")
+    parser.add_argument(
+        "--lost", action="store_true", help="the answers trimming loses, and where their lines stand"
+    )
     args = parser.parse_args()
     if args.qa_file and not args.corpus:
         parser.error("--qa-file needs --corpus")
@@ -146,6 +244,17 @@ def main() -> None:
     with override_settings(**docs_qa.parse_config(args.set)):
         params = resolve_trim_params()
     print(f"trimming with {params}")
+    if args.lost:
+        everything: list[LostAnswer] = []
+        spanning = 0
+        for name, (cases, hit) in sets.items():
+            lost, across = lost_answers(cases, hit, params)
+            print_lost(name, lost, across)
+            everything += lost
+            spanning += across
+        if len(sets) > 1:
+            print_lost("all", everything, spanning)
+        return
     total: Counter = Counter()
     for name, (cases, hit) in sets.items():
         counts = tally(cases, hit, params, args.verbose)
