@@ -8,10 +8,11 @@ one, the follow-on after a passage's best, a paragraph's opening or a short gap 
 
 `-v` also lists each question's passages sentence by sentence: K kept, A holds the answer, its score (cosine
 plus words), its kind and tokens. Reads the passages bench/calibrate_trim.py retrieved (kept in var/, retrieved
-first when missing), so it shows the cases the calibration replays. `--lost` lists, instead, each answer trimming
-loses and where its line stands among the lines left out: a line the next few left out would bring back is a
-setting's to win; one that a score puts behind dozens is not. Sentence tokens only (no doc lines, no
+first when missing), so it shows the cases the calibration replays. Sentence tokens only (no doc lines, no
 " [...] "), so the shares are of sentences, not the exact cut.
+
+`--lost` lists, instead, each answer trimming loses and where its line stands among the lines left out: a line
+the next few left out would bring back is a setting's to win; one that a score puts behind dozens is not.
 """
 
 from __future__ import annotations
