@@ -16,7 +16,8 @@ Beyond it, query-level rules (all optional):
   the stored chunks right before or after it) is dropped only when further than this below, instead of
   `drop_margin`. A page answers in its next section what its first matched section raises: a reference's usage
   after its signature, the force deletion after the plain one, a rejection after the approval steps. It is off
-  when `drop_margin` is: the chunk meant to be spared more is never the only one cosines drop;
+  when `drop_margin` is: the chunk meant to be spared more is never the only one cosines drop; and never
+  narrower than `drop_margin`, for the same reason;
 - `drop_score_margin`: a chunk after the first is also dropped when its best score (words counted) is further
   than this below the best score overall: it is neither close in meaning nor in words;
 - `drop_search_margin`: a chunk whose own cosine, as the search ranked it (`search_scores`), is within this
@@ -896,7 +897,7 @@ def trim_chunks(
     relative_margin, drop_margin = params.relative_margin, params.drop_margin
     neighbour_margin = drop_margin
     if drop_margin is not None and params.drop_neighbour_margin is not None:
-        neighbour_margin = params.drop_neighbour_margin
+        neighbour_margin = max(params.drop_neighbour_margin, drop_margin)
     if params.spread_factor is not None and overall is not None:
         spread = params.spread_factor * (overall - float(np.median(np.concatenate(scores))))
         relative_margin = None if relative_margin is None else min(relative_margin, spread)

@@ -667,6 +667,25 @@ def test_a_chunk_that_continues_the_first_on_its_page_is_dropped_only_further_be
         TrimParams(threshold=0.5, drop_neighbour_margin=-0.01)
 
 
+def test_the_neighbour_margin_is_never_narrower_than_the_drop_margin():
+    first = chunk(["A.", "B."], [0.90, 0.5])
+    next_section = chunk(["C.", "D."], [0.855, 0.5])
+    elsewhere = chunk(["E.", "F."], [0.855, 0.5])
+    params = TrimParams(
+        threshold=0.95, window=0, relative_margin=0.3, drop_margin=0.05, drop_neighbour_margin=0.04
+    )
+    outs = trim_chunks([first, next_section, elsewhere], QUERY, params, continues_first=[False, True, False])
+    # 0.045 under the best: within the drop margin, so the page's next section stays as another page's does
+    assert [o.dropped for o in outs] == [False, False, False]
+    narrower = trim_chunks(
+        [first, next_section, elsewhere],
+        QUERY,
+        replace(params, drop_margin=0.02),
+        continues_first=[False, True, False],
+    )
+    assert [o.dropped for o in narrower] == [False, True, True]
+
+
 def test_the_neighbour_margin_drops_nothing_without_the_drop_margin():
     first = chunk(["A.", "B."], [0.90, 0.5])
     next_section = chunk(["C.", "D."], [0.80, 0.5])
