@@ -77,7 +77,11 @@ class RetrievalResult:
 
 
 def resolve_trim_params(
-    *, threshold: float | None = None, window: int | None = None, min_sentences: int | None = None
+    *,
+    threshold: float | None = None,
+    window: int | None = None,
+    min_sentences: int | None = None,
+    drop_margin: float | None = None,
 ) -> TrimParams:
     """Explicit values win; `None` means the settings."""
     return TrimParams(
@@ -85,7 +89,7 @@ def resolve_trim_params(
         window=settings.RETRIEVAL_TRIM_WINDOW if window is None else int(window),
         min_sentences=settings.RETRIEVAL_TRIM_MIN_SENTENCES if min_sentences is None else int(min_sentences),
         relative_margin=settings.RETRIEVAL_TRIM_RELATIVE_MARGIN,
-        drop_margin=settings.RETRIEVAL_TRIM_DROP_MARGIN,
+        drop_margin=settings.RETRIEVAL_TRIM_DROP_MARGIN if drop_margin is None else float(drop_margin),
         drop_neighbour_margin=settings.RETRIEVAL_TRIM_DROP_NEIGHBOUR_MARGIN,
         drop_score_margin=settings.RETRIEVAL_TRIM_DROP_SCORE_MARGIN,
         drop_search_margin=settings.RETRIEVAL_TRIM_DROP_SEARCH_MARGIN,

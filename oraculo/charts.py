@@ -28,6 +28,14 @@ def _num(value: float) -> str:
     return f"{value:.1f}".rstrip("0").rstrip(".")
 
 
+def _setting(row: dict) -> str:
+    """A sweep row's setting as staff read it: threshold, window and, when swept, the drop margin."""
+    text = f"threshold {row['threshold']:g}, window {row['window']}"
+    if row.get("drop_margin") is not None:
+        text += f", drop margin {row['drop_margin']:g}"
+    return text
+
+
 def _short(text: str, limit: int) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -182,9 +190,8 @@ def sweep_curve_svg(
         coords = " ".join(f"{px(q):.1f},{py(r):.1f}" for _, q, r in front)
         body.append(f'<polyline points="{coords}" fill="none" stroke="{FRONT_COLOR}" stroke-width="2"/>')
     for row, q, r in points:
-        tip = (
-            f"threshold {row['threshold']:g}, window {row['window']}: {row['token_reduction_pct']}% fewer "
-            f"tokens, {quality_label} {_num(q)}" + (" (Pareto front)" if row.get("pareto") else "")
+        tip = f"{_setting(row)}: {row['token_reduction_pct']}% fewer tokens, {quality_label} {_num(q)}" + (
+            " (Pareto front)" if row.get("pareto") else ""
         )
         fill = FRONT_COLOR if row.get("pareto") else "#fff"
         body.append(
@@ -193,7 +200,7 @@ def sweep_curve_svg(
         )
     if recommended is not None and quality(recommended) is not None:
         q, r = quality(recommended), float(recommended["token_reduction_pct"])
-        label = f"recommended: threshold {recommended['threshold']:g}, window {recommended['window']}"
+        label = f"recommended: {_setting(recommended)}"
         anchor = "end" if px(q) > left + plot_w * 0.6 else "start"
         dx = -12 if anchor == "end" else 12
         body.append(

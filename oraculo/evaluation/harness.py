@@ -249,16 +249,19 @@ def calibration_sweep(
     questions: Sequence[LabelledQuestion],
     thresholds: Sequence[float],
     windows: Sequence[int],
+    drop_margins: Sequence[float] = (),
     top_k: int = DEFAULT_TOP_K,
     filters: Mapping[str, str] | None = None,
     min_retention: float | None = None,
     min_overlap: float | None = None,
     on_progress: ProgressCallback | None = None,
 ) -> SweepReport:
-    """Only the sweep: the recommendation with the largest token reduction that keeps the quality floor."""
+    """Only the sweep: the recommendation with the largest token reduction that keeps the quality floor.
+    `drop_margins` empty: the drop margin stays as configured."""
     spec = SweepSpec(
         thresholds=tuple(thresholds),
         windows=tuple(windows),
+        drop_margins=tuple(drop_margins),
         min_retention=percent_param(min_retention, "min_retention"),
         min_overlap=percent_param(min_overlap, "min_overlap"),
     )

@@ -4,7 +4,7 @@ sweep, validated once with messages that say what is wrong. Every door (command,
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from decimal import Decimal, InvalidOperation
 
 from django.conf import settings
@@ -14,6 +14,7 @@ from biblioteca.models import Document
 from biblioteca.search import MAX_TOP_K
 
 VARIANTS = ("baseline", "trim")
+SWEEP_AXES = ("threshold", "window", "drop_margin")
 DEFAULT_TOP_K = 5
 MAX_SWEEP_COMBINATIONS = 200
 MAX_TRIM_WINDOW = 10
@@ -33,15 +34,19 @@ class EvalParamsError(ApplicationError):
 
 @dataclass(frozen=True)
 class SweepSpec:
+    """The axes a sweep combines. `drop_margins` empty: the drop margin is not swept and stays as configured."""
+
     thresholds: tuple[float, ...]
     windows: tuple[int, ...]
     min_retention: float | None = None
     min_overlap: float | None = None
+    drop_margins: tuple[float, ...] = ()
 
     def as_dict(self) -> dict:
         return {
             "thresholds": list(self.thresholds),
             "windows": list(self.windows),
+            "drop_margins": list(self.drop_margins),
             "min_retention": self.min_retention,
             "min_overlap": self.min_overlap,
         }
@@ -53,6 +58,7 @@ class SweepSpec:
             windows=tuple(int(w) for w in data["windows"]),
             min_retention=data.get("min_retention"),
             min_overlap=data.get("min_overlap"),
+            drop_margins=tuple(float(m) for m in data.get("drop_margins") or ()),
         )
 
 
@@ -142,12 +148,10 @@ def eval_params_build(
         if value and len(value) > limit:
             raise EvalParamsError(f"{name} is {len(value)} characters long: at most {limit}.", field=name)
     if sweep is not None and not isinstance(sweep, SweepSpec):
-        thresholds, windows = sweep_parse(sweep, default_threshold=threshold, default_window=window)
-        sweep = SweepSpec(thresholds=thresholds, windows=windows)
+        sweep = sweep_parse(sweep, default_threshold=threshold, default_window=window)
     if sweep is not None and (min_retention is not None or min_overlap is not None):
-        sweep = SweepSpec(
-            thresholds=sweep.thresholds,
-            windows=sweep.windows,
+        sweep = replace(
+            sweep,
             min_retention=percent_param(min_retention, "min_retention"),
             min_overlap=percent_param(min_overlap, "min_overlap"),
         )
@@ -203,22 +207,21 @@ def _decimals(text: str, key: str) -> list[Decimal]:
     return values
 
 
-def sweep_parse(
-    specs: Sequence[str] | str, *, default_threshold: float, default_window: int
-) -> tuple[tuple[float, ...], tuple[int, ...]]:
-    """`threshold=0.70:0.90:0.02 window=0,1,2` as the thresholds and windows to combine; an axis left out is
-    held at its default."""
+def sweep_parse(specs: Sequence[str] | str, *, default_threshold: float, default_window: int) -> SweepSpec:
+    """`threshold=0.70:0.90:0.02 window=0,1,2 drop_margin=0.02,0.03` as the axes to combine. A threshold or
+    window left out is held at its default; a drop margin left out, at the configured one (not swept)."""
     items = specs.split() if isinstance(specs, str) else [p for s in specs for p in str(s).split()]
     if not items:
-        raise EvalParamsError("sweep: give threshold=start:stop:step and/or window=a,b,c.")
+        raise EvalParamsError("sweep: give threshold=start:stop:step, window=a,b,c and/or drop_margin=a,b,c.")
     axes: dict[str, list[Decimal]] = {}
     for item in items:
         key, sep, value = item.partition("=")
-        key = {"thresholds": "threshold", "windows": "window"}.get(key.strip().lower(), key.strip().lower())
-        if not sep or key not in ("threshold", "window"):
+        key = key.strip().lower()
+        key = {"thresholds": "threshold", "windows": "window", "drop_margins": "drop_margin"}.get(key, key)
+        if not sep or key not in SWEEP_AXES:
             raise EvalParamsError(
-                f"sweep: {item!r} is not threshold=... or window=... "
-                "(e.g. threshold=0.70:0.90:0.02 window=0,1,2)."
+                f"sweep: {item!r} is not threshold=..., window=... or drop_margin=... "
+                "(e.g. threshold=0.70:0.90:0.02 window=0,1,2 drop_margin=0.02,0.03,0.04)."
             )
         if key in axes:
             raise EvalParamsError(f"sweep: {key} is given twice.")
@@ -234,10 +237,15 @@ def sweep_parse(
         if w != w.to_integral_value() or not 0 <= w <= MAX_TRIM_WINDOW:
             raise EvalParamsError(f"sweep window: {w} is not a whole number between 0 and {MAX_TRIM_WINDOW}.")
     windows = tuple(dict.fromkeys(int(w) for w in windows_raw))
-    combos = len(thresholds) * len(windows)
+    drop_margins = tuple(dict.fromkeys(float(m) for m in axes.get("drop_margin", [])))
+    for m in drop_margins:
+        if not 0.0 <= m <= 2.0:
+            raise EvalParamsError(f"sweep drop_margin: {m:g} is outside [0, 2] (a difference of cosines).")
+    combos = len(thresholds) * len(windows) * max(len(drop_margins), 1)
     if combos > MAX_SWEEP_COMBINATIONS:
         raise EvalParamsError(
-            f"sweep: {len(thresholds)} thresholds x {len(windows)} windows = {combos} "
-            f"combinations; at most {MAX_SWEEP_COMBINATIONS}."
+            f"sweep: {len(thresholds)} thresholds x {len(windows)} windows"
+            + (f" x {len(drop_margins)} drop margins" if drop_margins else "")
+            + f" = {combos} combinations; at most {MAX_SWEEP_COMBINATIONS}."
         )
-    return thresholds, windows
+    return SweepSpec(thresholds=thresholds, windows=windows, drop_margins=drop_margins)

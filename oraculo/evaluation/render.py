@@ -112,7 +112,15 @@ def sweep_table(sweep: SweepReport, console: Console) -> None:
         f"baseline {sweep.avg_tokens_baseline} tokens on average",
         title_justify="left",
     )
-    for name in ["threshold", "window", "avg tokens", "reduction %", "overlap"]:
+    swept_drop = any(row.drop_margin is not None for row in sweep.rows)
+    for name in [
+        "threshold",
+        "window",
+        *(["drop margin"] if swept_drop else []),
+        "avg tokens",
+        "reduction %",
+        "overlap",
+    ]:
         table.add_column(name, justify="right")
     if sweep.labelled:
         table.add_column("retention %", justify="right")
@@ -124,6 +132,7 @@ def sweep_table(sweep: SweepReport, console: Console) -> None:
         cells = [
             f"{float(row.threshold)!r}",
             str(row.window),
+            *([f"{float(row.drop_margin)!r}"] if swept_drop else []),
             str(row.avg_tokens_trim),
             f"{row.token_reduction_pct:.1f}",
             _fmt(row.avg_overlap_vs_baseline),
@@ -153,7 +162,9 @@ def sweep_table(sweep: SweepReport, console: Console) -> None:
         return
     rec = sweep.recommended
     console.print(
-        f"recommended: threshold {float(rec.threshold)!r}, window {rec.window} → "
+        f"recommended: threshold {float(rec.threshold)!r}, window {rec.window}"
+        + (f", drop margin {float(rec.drop_margin)!r}" if rec.drop_margin is not None else "")
+        + " → "
         f"{rec.token_reduction_pct:.1f}% fewer tokens, overlap {_fmt(rec.avg_overlap_vs_baseline)}"
         + (f", retention {_fmt(rec.answer_retention_pct, '%')}" if sweep.labelled else "")
         + ". Paste:",

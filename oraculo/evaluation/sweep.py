@@ -1,5 +1,6 @@
-"""The calibration sweep: every (threshold, window) combination trimmed on each prepared question, tallied, then the
-rows, their Pareto front and the recommendation with the largest token cut that keeps the quality floor."""
+"""The calibration sweep: every (threshold, window[, drop margin]) combination trimmed on each prepared question,
+tallied, then the rows, their Pareto front and the recommendation with the largest token cut that keeps the quality
+floor."""
 
 from __future__ import annotations
 
@@ -26,10 +27,17 @@ class SweepRow:
     trim_embedding_calls: int
     pareto: bool = False
     meets_floor: bool = False
+    drop_margin: float | None = None  # None: not swept, the configured one
 
     @property
     def env_lines(self) -> list[str]:
-        return [f"RETRIEVAL_TRIM_THRESHOLD={float(self.threshold)!r}", f"RETRIEVAL_TRIM_WINDOW={self.window}"]
+        lines = [
+            f"RETRIEVAL_TRIM_THRESHOLD={float(self.threshold)!r}",
+            f"RETRIEVAL_TRIM_WINDOW={self.window}",
+        ]
+        if self.drop_margin is not None:
+            lines.append(f"RETRIEVAL_TRIM_DROP_MARGIN={float(self.drop_margin)!r}")
+        return lines
 
 
 @dataclass
@@ -80,12 +88,12 @@ class _Tally:
 
 
 class Sweep:
-    """Every (threshold, window) combination trimmed on each prepared question, tallied as it goes."""
+    """Every (threshold, window, drop margin) combination trimmed on each prepared question, tallied as it goes."""
 
     def __init__(self, spec: SweepSpec, *, top_k: int) -> None:
         self.spec = spec
         self.top_k = top_k
-        self.combos = list(itertools.product(spec.thresholds, spec.windows))
+        self.combos = list(itertools.product(spec.thresholds, spec.windows, spec.drop_margins or (None,)))
         self.tallies = {c: _Tally() for c in self.combos}
         self.questions = self.labelled = self.base_hits = self.base_tokens = 0
 
@@ -97,13 +105,13 @@ class Sweep:
             self.labelled += 1
             self.base_hits += base_hit
         stored = stored_sentences(prepared.chunks)
-        for threshold, window in self.combos:
+        for threshold, window, drop_margin in self.combos:
             trimmed = retrieval_trim(
                 prepared.retrieval,
-                params=resolve_trim_params(threshold=threshold, window=window),
+                params=resolve_trim_params(threshold=threshold, window=window, drop_margin=drop_margin),
                 stored=stored,
             )
-            tally = self.tallies[(threshold, window)]
+            tally = self.tallies[(threshold, window, drop_margin)]
             tally.tokens += trimmed.tokens
             tally.calls += trimmed.embedding_calls
             overlap = overlap_share(prepared.chunk_ids, [c.id for c in trimmed.chunks])
@@ -144,6 +152,7 @@ class Sweep:
                 trim_embedding_calls=t.calls,
                 pareto=i in front,
                 meets_floor=ok,
+                drop_margin=combo[2],
             )
             for i, (combo, t, reduction, overlap, retention, quality, ok) in enumerate(exact)
         ]
@@ -152,7 +161,14 @@ class Sweep:
         note = ""
         if candidates:
             recommended = max(
-                candidates, key=lambda c: (c[0][2], c[0][5] or 0.0, c[1].window, -c[1].threshold)
+                candidates,
+                key=lambda c: (
+                    c[0][2],
+                    c[0][5] or 0.0,
+                    c[1].window,
+                    c[1].drop_margin or 0.0,
+                    -c[1].threshold,
+                ),
             )[1]
         else:
             floor = (
@@ -160,7 +176,10 @@ class Sweep:
                 if min_retention is not None
                 else f"overlap >= {min_overlap:g}%"
             )
-            note = f"No setting keeps {floor}; lower the thresholds, widen the window or relax the floor."
+            note = (
+                f"No setting keeps {floor}; lower the thresholds, widen the window or the drop margin, or relax "
+                "the floor."
+            )
             if min_retention is not None and not self.base_hits:
                 note = (
                     "The baseline context never contains the expected answers, so retention cannot be "

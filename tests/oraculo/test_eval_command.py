@@ -166,6 +166,27 @@ def test_sweep_prints_the_table_the_front_and_the_lines_to_paste(library, tmp_pa
 
 
 @pytest.mark.django_db
+def test_a_sweep_over_drop_margins_shows_them_and_pastes_the_chosen_one(library, tmp_path):
+    out, _ = run(
+        "--questions-file",
+        str(gold_file(tmp_path)),
+        "--app",
+        library,
+        "--sweep",
+        "window=1",
+        "drop_margin=0.02,0.5",
+        "--min-retention",
+        "0",
+    )
+    assert "drop margin" in out
+    lines = out.strip().splitlines()
+    assert lines[-3].startswith("RETRIEVAL_TRIM_THRESHOLD=") and lines[-1].startswith(
+        "RETRIEVAL_TRIM_DROP_MARGIN="
+    )
+    assert "recommended: threshold" in out and ", drop margin " in out
+
+
+@pytest.mark.django_db
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -179,7 +200,7 @@ def test_sweep_prints_the_table_the_front_and_the_lines_to_paste(library, tmp_pa
             "^--min-overlap is a percentage between 0 and 100",
         ),
         (["--question", "Q", "--sweep", "threshold=0.9:0.7:0.1"], "is after the stop"),
-        (["--question", "Q", "--sweep", "speed=3"], "is not threshold=... or window=..."),
+        (["--question", "Q", "--sweep", "speed=3"], "is not threshold=..., window=... or drop_margin=..."),
         (["--question", "Q", "--trim-threshold", "2"], "^--trim-threshold is a cosine similarity"),
         (["--question", "Q", "--min-overlap", "95"], "give a sweep"),
         (

@@ -41,6 +41,11 @@ class EvalForm(forms.Form):
         help_text="Calibration sweep: start:stop:step or a,b,c, e.g. 0.70:0.90:0.02.",
     )
     sweep_windows = forms.CharField(required=False, label="Sweep windows", help_text="e.g. 0,1,2.")
+    sweep_drop_margins = forms.CharField(
+        required=False,
+        label="Sweep drop margins",
+        help_text="e.g. 0.02,0.03,0.04. Left empty, the configured drop margin.",
+    )
     min_retention = forms.FloatField(
         required=False,
         min_value=0,
@@ -82,8 +87,12 @@ class EvalForm(forms.Form):
     def clean(self):
         data = super().clean()
         sweep = [
-            f"{axis}={data[key].strip()}"
-            for axis, key in (("threshold", "sweep_thresholds"), ("window", "sweep_windows"))
+            f"{axis}={''.join(data[key].split())}"
+            for axis, key in (
+                ("threshold", "sweep_thresholds"),
+                ("window", "sweep_windows"),
+                ("drop_margin", "sweep_drop_margins"),
+            )
             if data.get(key)
         ]
         try:

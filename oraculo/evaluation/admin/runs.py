@@ -189,6 +189,7 @@ class EvalRunAdmin(ReplicaReadsAdminMixin, ReadOnlyAdminMixin, admin.ModelAdmin)
             floor = sweep.get("floor") or {}
             by_retention = sweep.get("quality") == "answer_retention_pct"
             context["sweep"] = sweep
+            context["swept_drop"] = any(row.get("drop_margin") is not None for row in sweep["rows"])
             context["sweep_floor"] = floor.get("min_retention") if by_retention else floor.get("min_overlap")
             context["sweep_chart"] = sweep_curve_svg(
                 rows=sweep["rows"],

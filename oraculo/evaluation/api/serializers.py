@@ -91,7 +91,8 @@ class EvalRunCreateSerializer(StrictInputSerializer):
         child=serializers.CharField(),
         required=False,
         allow_empty=False,
-        help_text='Calibration sweep, e.g. ["threshold=0.70:0.90:0.02", "window=0,1,2"].',
+        help_text='Calibration sweep, e.g. ["threshold=0.70:0.90:0.02", "window=0,1,2"]; add '
+        '"drop_margin=0.02,0.03,0.04" to sweep the drop margin too.',
     )
     min_retention = serializers.FloatField(
         required=False,

@@ -133,6 +133,7 @@ def test_the_button_evaluates_the_last_questions_and_a_sweep_gets_its_curve(
     assert run.params["sweep"] == {
         "thresholds": [0.8, 0.85, 0.9],
         "windows": [0, 1],
+        "drop_margins": [],
         "min_retention": None,
         "min_overlap": 95.0,
     }
@@ -150,6 +151,37 @@ def test_the_button_evaluates_the_last_questions_and_a_sweep_gets_its_curve(
     rec = run.sweep["recommended"]
     assert f"recommended: threshold {rec['threshold']:g}, window {rec['window']}" in html
     assert f"RETRIEVAL_TRIM_THRESHOLD={rec['threshold']:g}" in html
+    assert "drop margin" not in html  # not swept: no column for it
+
+
+@pytest.mark.django_db
+def test_a_sweep_over_drop_margins_from_the_admin_shows_them(admin_client, asked, library, monkeypatch):
+    url = reverse(EVALUATE) + f"?last=15&app={library}"
+    response = admin_client.post(
+        url,
+        {
+            **form_data(library, sweep_windows="1", sweep_drop_margins="0.02, 0.5", min_overlap="0"),
+            "last": "15",
+            "qapp": library,
+        },
+    )
+    assert response.status_code == 302, response.content.decode()[:2000]
+    run = EvalRun.objects.get()
+    assert run.params["sweep"]["drop_margins"] == [0.02, 0.5]
+    run_worker(monkeypatch)
+    html = admin_client.get(response["Location"]).content.decode()
+    run.refresh_from_db()
+    rec = run.sweep["recommended"]
+    assert [row["drop_margin"] for row in run.sweep["rows"]] == [0.02, 0.5]
+    assert "<th>drop margin</th>" in html
+    assert f"drop margin {rec['drop_margin']:g}" in html
+    assert f"RETRIEVAL_TRIM_DROP_MARGIN={rec['drop_margin']!r}" in html
+
+    page = admin_client.post(
+        url, {**form_data(library, sweep_drop_margins="-1"), "last": "15", "qapp": library}
+    )
+    assert page.status_code == 200
+    assert "sweep drop_margin: -1 is outside [0, 2]" in page.content.decode()
 
 
 @pytest.mark.django_db

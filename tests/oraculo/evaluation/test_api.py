@@ -90,6 +90,13 @@ def test_without_questions_the_last_asked_ones_are_used(staff, library):
     run = EvalRun.objects.get()
     assert [r.question for r in run.results.order_by("position")] == ["three", "two"]
     assert run.params["sweep"]["thresholds"] == [0.8, 0.9]
+    assert run.params["sweep"]["drop_margins"] == []
+
+    response = staff.post(
+        CREATE, {"app": library, "last": 2, "sweep": ["window=1", "drop_margin=0.02,0.04"]}, format="json"
+    )
+    assert response.status_code == 202, response.json()
+    assert EvalRun.objects.latest("pk").params["sweep"]["drop_margins"] == [0.02, 0.04]
 
 
 @pytest.mark.django_db
@@ -105,6 +112,7 @@ def test_without_questions_the_last_asked_ones_are_used(staff, library):
         ),
         ({"questions": ["  "]}, "questions", "cannot be blank"),
         ({"questions": ["Q"], "sweep": ["threshold=1:0:0.1"]}, "non_field_errors", "is after the stop"),
+        ({"questions": ["Q"], "sweep": ["drop_margin=3"]}, "non_field_errors", "3 is outside [0, 2]"),
         ({"questions": ["Q"], "min_overlap": 90}, "non_field_errors", "give a sweep"),
         ({"questions": ["Q"], "sweep": ["window=0,1"], "min_retention": 99}, "min_retention", "labelled"),
         ({"questions": ["Q"], "last": 3}, "last", "Only without"),

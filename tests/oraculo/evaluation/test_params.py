@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from oraculo.evaluation.params import EvalParams, EvalParamsError, eval_params_build, sweep_parse
+from oraculo.evaluation.params import EvalParams, EvalParamsError, SweepSpec, eval_params_build, sweep_parse
 
 # Parameters and sweep parsing
 
@@ -42,18 +42,45 @@ def test_bad_parameters_say_what_is_wrong(kwargs, message):
 
 
 def test_sweep_ranges_are_inclusive_and_free_of_float_drift():
-    thresholds, windows = sweep_parse(
-        ["threshold=0.70:0.90:0.02", "window=0,1,2"], default_threshold=0.8, default_window=1
+    spec = sweep_parse(["threshold=0.70:0.90:0.02", "window=0,1,2"], default_threshold=0.8, default_window=1)
+    assert spec.thresholds == (0.7, 0.72, 0.74, 0.76, 0.78, 0.8, 0.82, 0.84, 0.86, 0.88, 0.9)
+    assert spec.windows == (0, 1, 2)
+    assert spec.drop_margins == ()
+    assert sweep_parse("threshold=0.1:0.3:0.1", default_threshold=0.8, default_window=1).thresholds == (
+        0.1,
+        0.2,
+        0.3,
     )
-    assert thresholds == (0.7, 0.72, 0.74, 0.76, 0.78, 0.8, 0.82, 0.84, 0.86, 0.88, 0.9)
-    assert windows == (0, 1, 2)
-    assert sweep_parse("threshold=0.1:0.3:0.1", default_threshold=0.8, default_window=1)[0] == (0.1, 0.2, 0.3)
-    assert sweep_parse(["threshold=0.70:0.90:0.03"], default_threshold=0.8, default_window=1)[0][-1] == 0.88
+    assert (
+        sweep_parse(["threshold=0.70:0.90:0.03"], default_threshold=0.8, default_window=1).thresholds[-1]
+        == 0.88
+    )
+    margins = sweep_parse(
+        ["drop_margin=0.01:0.03:0.01"], default_threshold=0.8, default_window=1
+    ).drop_margins
+    assert margins == (0.01, 0.02, 0.03)
 
 
 def test_a_sweep_axis_left_out_is_held_at_its_default():
-    assert sweep_parse(["window=0:2:1"], default_threshold=0.81, default_window=1) == ((0.81,), (0, 1, 2))
-    assert sweep_parse(["threshold=0.7,0.8"], default_threshold=0.81, default_window=2) == ((0.7, 0.8), (2,))
+    assert sweep_parse(["window=0:2:1"], default_threshold=0.81, default_window=1) == SweepSpec(
+        thresholds=(0.81,), windows=(0, 1, 2)
+    )
+    assert sweep_parse(["threshold=0.7,0.8"], default_threshold=0.81, default_window=2) == SweepSpec(
+        thresholds=(0.7, 0.8), windows=(2,)
+    )
+    # the drop margin alone: threshold and window at their defaults, the margins as given
+    assert sweep_parse(["drop_margins=0.02,0.04"], default_threshold=0.81, default_window=2) == SweepSpec(
+        thresholds=(0.81,), windows=(2,), drop_margins=(0.02, 0.04)
+    )
+
+
+def test_a_stored_sweep_from_before_drop_margins_reads_as_not_sweeping_them():
+    stored = {"thresholds": [0.8, 0.9], "windows": [1], "min_retention": 99.0, "min_overlap": None}
+    spec = SweepSpec.from_dict(stored)
+    assert spec.drop_margins == ()
+    assert SweepSpec.from_dict(spec.as_dict()) == spec
+    swept = SweepSpec(thresholds=(0.8,), windows=(1,), drop_margins=(0.02, 0.05))
+    assert SweepSpec.from_dict(swept.as_dict()) == swept
 
 
 @pytest.mark.parametrize(
@@ -67,8 +94,11 @@ def test_a_sweep_axis_left_out_is_held_at_its_default():
         ("threshold=0.5:1.5:0.5", "outside"),
         ("window=0.5", "not a whole number"),
         ("window=-1", "not a whole number"),
-        ("gamma=1", "is not threshold=... or window=..."),
-        ("threshold", "is not threshold=... or window=..."),
+        ("gamma=1", "is not threshold=..., window=... or drop_margin=..."),
+        ("threshold", "is not threshold=..., window=... or drop_margin=..."),
+        ("drop_margin=-0.01", "outside \\[0, 2\\]"),
+        ("drop_margin=0.02,x", "'x' is not a number"),
+        ("threshold=0.5:0.99:0.01 window=0,1,2 drop_margin=0.02,0.03", "x 2 drop margins = 300 combinations"),
         ("threshold=0.7 threshold=0.8", "given twice"),
         ("threshold=0:1:0.001", "at most 200"),
         ("threshold=0:1:1e-1000000", "at most 200"),

@@ -114,3 +114,35 @@ def test_the_pasted_threshold_is_the_one_tested_to_the_last_digit():
     fields = {f: None for f in SweepRow.__dataclass_fields__}
     row = SweepRow(**{**fields, "threshold": 0.8512345, "window": 1})
     assert row.env_lines == ["RETRIEVAL_TRIM_THRESHOLD=0.8512345", "RETRIEVAL_TRIM_WINDOW=1"]
+
+
+@pytest.mark.django_db
+def test_a_sweep_over_drop_margins_trims_with_each_and_pastes_the_chosen_one(library):
+    report = calibration_sweep(
+        questions=GOLD,
+        thresholds=[0.9],
+        windows=[1],
+        drop_margins=[0.0, 0.5],
+        filters={"app": library},
+        min_retention=0,
+    )
+    narrow, wide = report.rows
+    assert (narrow.drop_margin, wide.drop_margin) == (0.0, 0.5)
+    # a passage whose best line is under the question's best goes at 0 and stays at 0.5: fewer tokens, and
+    # never an answer more
+    assert narrow.token_reduction_pct > wide.token_reduction_pct
+    assert narrow.answer_retention_pct <= wide.answer_retention_pct
+    rec = report.recommended
+    assert rec == narrow  # the floor is 0: the largest cut
+    assert rec.env_lines == [
+        "RETRIEVAL_TRIM_THRESHOLD=0.9",
+        "RETRIEVAL_TRIM_WINDOW=1",
+        "RETRIEVAL_TRIM_DROP_MARGIN=0.0",
+    ]
+    # not swept: the configured margin, and no line for it
+    plain = calibration_sweep(questions=GOLD, thresholds=[0.9], windows=[1], filters={"app": library})
+    assert plain.rows[0].drop_margin is None
+    assert [line.split("=")[0] for line in plain.rows[0].env_lines] == [
+        "RETRIEVAL_TRIM_THRESHOLD",
+        "RETRIEVAL_TRIM_WINDOW",
+    ]
