@@ -126,19 +126,16 @@ def test_no_questions_found_exits_1():
     assert err.value.returncode == 1
 
 
+def sweep(library: str, tmp_path, *axes: str, retention: str, fmt: str = "table") -> str:
+    """The gold file swept over `axes` in `library`, with a retention floor: what the command prints."""
+    args = ["--questions-file", str(gold_file(tmp_path)), "--app", library, "--sweep", *axes]
+    out, _ = run(*args, "--min-retention", retention, "--format", fmt)
+    return out
+
+
 @pytest.mark.django_db
 def test_sweep_prints_the_table_the_front_and_the_lines_to_paste(library, tmp_path):
-    out, _ = run(
-        "--questions-file",
-        str(gold_file(tmp_path)),
-        "--app",
-        library,
-        "--sweep",
-        "threshold=0.80:0.90:0.05",
-        "window=0,1",
-        "--min-retention",
-        "99",
-    )
+    out = sweep(library, tmp_path, "threshold=0.80:0.90:0.05", "window=0,1", retention="99")
     assert "Calibration sweep" in out and "retention %" in out and "◀ recommended" in out
     lines = out.strip().splitlines()
     assert lines[-2].startswith("RETRIEVAL_TRIM_THRESHOLD=") and lines[-1].startswith(
@@ -146,38 +143,16 @@ def test_sweep_prints_the_table_the_front_and_the_lines_to_paste(library, tmp_pa
     )
     assert "answer retention >= 99%" in out
 
-    out, _ = run(
-        "--questions-file",
-        str(gold_file(tmp_path)),
-        "--app",
-        library,
-        "--sweep",
-        "threshold=0.80:0.90:0.05",
-        "window=0,1",
-        "--min-retention",
-        "99",
-        "--format",
-        "json",
-    )
-    sweep = json.loads(out)["sweep"]
-    assert len(sweep["rows"]) == 6
-    assert sweep["recommended"]["answer_retention_pct"] >= 99
-    assert lines[-2:] == sweep["env"]
+    out = sweep(library, tmp_path, "threshold=0.80:0.90:0.05", "window=0,1", retention="99", fmt="json")
+    report = json.loads(out)["sweep"]
+    assert len(report["rows"]) == 6
+    assert report["recommended"]["answer_retention_pct"] >= 99
+    assert lines[-2:] == report["env"]
 
 
 @pytest.mark.django_db
 def test_a_sweep_over_drop_margins_shows_them_and_pastes_the_chosen_one(library, tmp_path):
-    out, _ = run(
-        "--questions-file",
-        str(gold_file(tmp_path)),
-        "--app",
-        library,
-        "--sweep",
-        "window=1",
-        "drop_margin=0.02,0.5",
-        "--min-retention",
-        "0",
-    )
+    out = sweep(library, tmp_path, "window=1", "drop_margin=0.02,0.5", retention="0")
     assert "drop margin" in out
     lines = out.strip().splitlines()
     assert lines[-3].startswith("RETRIEVAL_TRIM_THRESHOLD=") and lines[-1].startswith(

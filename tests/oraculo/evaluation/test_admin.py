@@ -36,6 +36,17 @@ def form_data(library: str, **extra) -> dict:
     }
 
 
+def last_15_url(library: str) -> str:
+    return reverse(EVALUATE) + f"?last=15&app={library}"
+
+
+def evaluate_last_15(admin_client, library: str, **form):
+    """The form behind the "Evaluate the last 15" button, submitted with `form`'s fields."""
+    return admin_client.post(
+        last_15_url(library), {**form_data(library, **form), "last": "15", "qapp": library}
+    )
+
+
 @pytest.fixture
 def asked(library):
     queries = [
@@ -117,16 +128,10 @@ def test_the_button_evaluates_the_last_questions_and_a_sweep_gets_its_curve(
 ):
     # no chunk dropped: the 95% overlap floor is reachable
     settings.RETRIEVAL_TRIM_DROP_MARGIN = settings.RETRIEVAL_TRIM_DROP_SCORE_MARGIN = None
-    url = reverse(EVALUATE) + f"?last=15&app={library}"
-    page = admin_client.get(url).content.decode()
+    page = admin_client.get(last_15_url(library)).content.decode()
     assert "3 questions (the last 15 distinct questions of app fixture-guide)" in page
-    response = admin_client.post(
-        url,
-        {
-            **form_data(library, sweep_thresholds="0.80:0.90:0.05", sweep_windows="0,1", min_overlap="95"),
-            "last": "15",
-            "qapp": library,
-        },
+    response = evaluate_last_15(
+        admin_client, library, sweep_thresholds="0.80:0.90:0.05", sweep_windows="0,1", min_overlap="95"
     )
     assert response.status_code == 302, response.content.decode()[:2000]
     run = EvalRun.objects.get()
@@ -156,14 +161,8 @@ def test_the_button_evaluates_the_last_questions_and_a_sweep_gets_its_curve(
 
 @pytest.mark.django_db
 def test_a_sweep_over_drop_margins_from_the_admin_shows_them(admin_client, asked, library, monkeypatch):
-    url = reverse(EVALUATE) + f"?last=15&app={library}"
-    response = admin_client.post(
-        url,
-        {
-            **form_data(library, sweep_windows="1", sweep_drop_margins="0.02, 0.5", min_overlap="0"),
-            "last": "15",
-            "qapp": library,
-        },
+    response = evaluate_last_15(
+        admin_client, library, sweep_windows="1", sweep_drop_margins="0.02, 0.5", min_overlap="0"
     )
     assert response.status_code == 302, response.content.decode()[:2000]
     run = EvalRun.objects.get()
@@ -177,9 +176,7 @@ def test_a_sweep_over_drop_margins_from_the_admin_shows_them(admin_client, asked
     assert f"drop margin {rec['drop_margin']:g}" in html
     assert f"RETRIEVAL_TRIM_DROP_MARGIN={rec['drop_margin']!r}" in html
 
-    page = admin_client.post(
-        url, {**form_data(library, sweep_drop_margins="-1"), "last": "15", "qapp": library}
-    )
+    page = evaluate_last_15(admin_client, library, sweep_drop_margins="-1")
     assert page.status_code == 200
     assert "sweep drop_margin: -1 is outside [0, 2]" in page.content.decode()
 
