@@ -173,6 +173,7 @@ def test_a_sweep_over_drop_margins_from_the_admin_shows_them(admin_client, asked
     rec = run.sweep["recommended"]
     assert [row["drop_margin"] for row in run.sweep["rows"]] == [0.02, 0.5]
     assert "<th>drop margin</th>" in html
+    assert html.count('<tr class="recommended">') == 1
     assert f"drop margin {rec['drop_margin']:g}" in html
     assert f"RETRIEVAL_TRIM_DROP_MARGIN={rec['drop_margin']!r}" in html
 
