@@ -316,16 +316,12 @@ def document_ingest(
                 Document.objects.filter(pk=existing.pk).update(url=url, source_type=source_type)
             _reindex_if_language_changed(existing, language)
             started = time.perf_counter()
-            embedded = _fill_heading_vectors(existing, embedder)
+            count, embedded = _fill_heading_vectors(existing, embedder)
             seconds = time.perf_counter() - started if embedded else 0.0
         else:
-            embedded, seconds = 0, 0.0
+            count, embedded, seconds = existing.chunks.count(), 0, 0.0
         return DocumentResult(
-            source_path,
-            "unchanged",
-            chunks=existing.chunks.count(),
-            embedded_texts=embedded,
-            embed_seconds=seconds,
+            source_path, "unchanged", chunks=count, embedded_texts=embedded, embed_seconds=seconds
         )
 
     title, prepared = _prepare(source_path=source_path, content=content)
@@ -371,10 +367,10 @@ def document_ingest(
     )
 
 
-def _fill_heading_vectors(document: Document, embedder: Embedder) -> int:
+def _fill_heading_vectors(document: Document, embedder: Embedder) -> tuple[int, int]:
     """Store the vectors of the headings a document's chunks open their sections under, for chunks stored before
     they were (`Chunk.heading_embedding`): its headings alone are embedded, its chunks and sentences stay as they
-    are. Returns how many texts were embedded."""
+    are. Returns how many chunks the document has (read here anyway) and how many texts were embedded."""
     rows = list(
         document.chunks.order_by("chunk_index")
         .annotate(lacks=ExpressionWrapper(Q(heading_embedding__isnull=True), output_field=BooleanField()))
@@ -383,12 +379,12 @@ def _fill_heading_vectors(document: Document, embedder: Embedder) -> int:
     headings = _opened_headings([path for _, path, _ in rows])
     wanted = {pk: words for (pk, _, lacks), words in zip(rows, headings) if words and lacks}
     if not wanted:
-        return 0
+        return len(rows), 0
     unique = list(dict.fromkeys(wanted.values()))
     vectors = dict(zip(unique, embedder.embed_documents(unique)))
     chunks = [Chunk(pk=pk, heading_embedding=vectors[words]) for pk, words in wanted.items()]
     Chunk.objects.bulk_update(chunks, ["heading_embedding"], batch_size=2000)
-    return len(unique)
+    return len(rows), len(unique)
 
 
 def _needs_reembedding(document: Document, embedder: Embedder) -> bool:
